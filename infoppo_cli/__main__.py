@@ -1,0 +1,3 @@
+from infoppo_cli.cli import main
+
+main()

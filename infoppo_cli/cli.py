@@ -1,0 +1,51 @@
+"""The ``infoppo`` command line: a thin Typer layer over the library modules."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from infoppo_cli import __version__
+from infoppo_cli.console import err_console
+from infoppo_cli.errors import InfoppoError
+
+app = typer.Typer(
+    name="infoppo",
+    help="Information-Time PPO (InfoPPO) for LLM reasoning, on OpenRLHF's Ray PPO trainer.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"infoppo {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Train, evaluate and sweep InfoPPO."""
+
+
+# Sub-commands register themselves on `app` when their module is imported (one line each).
+# --- commands ---
+# --- end commands ---
+
+
+def main() -> None:
+    """Console-script entry point: one clear line and a non-zero exit for a user error."""
+    try:
+        app()
+    except InfoppoError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)

@@ -1,0 +1,338 @@
+"""Information-time PPO: the paper's mathematics as pure torch functions.
+
+Nothing here imports OpenRLHF, Ray or vLLM, so verl, TRL or a notebook can use it as is.
+Tensors are ``(batch, T)`` with a 0/1 ``mask`` of valid response tokens (right- or left-padded).
+
+Notation (InfoPPO paper):
+
+* ``H_t``   next-token entropy of the old policy at position t (nats).
+* ``rho_t`` information density, ``H_t`` normalised into [0, 1] (Eq. "information time").
+* info-time GAE: ``delta_t = r_t + gamma**rho_t * V_{t+1} - V_t`` and
+  ``A_t = delta_t + (gamma * lambd)**rho_t * A_{t+1}``; with ``rho == 1`` it is standard GAE.
+* adaptive clipping: the ratio is clipped to
+  ``[1 / (1 + log(1 + eps_low * rho_t)), 1 + log(1 + eps_high * rho_t)]`` per token.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+
+NormMode = Literal["global", "batch", "sentence"]
+NORM_MODES: tuple[str, ...] = ("global", "batch", "sentence")
+
+# The scan works in float64 log-space chunks of _SCAN_CHUNK positions. A per-token log-decay is
+# floored at _MIN_LOG_DECAY (a decay below 4e-18 counts as 4e-18), so exp(+-sum) over one chunk
+# stays within float64's range (16 * 40 = 640 < 709) and nothing divides by an underflowed product.
+_SCAN_CHUNK = 16
+_MIN_LOG_DECAY = -40.0
+
+
+# --------------------------------------------------------------------------- argument checks
+
+
+def _check_range(name: str, value: float, low: float, high: float, low_open: bool = False) -> None:
+    ok_low = value > low if low_open else value >= low
+    if not (ok_low and value <= high) or math.isnan(value):
+        bracket = "(" if low_open else "["
+        raise ValueError(f"{name} must be in {bracket}{low}, {high}], got {value}")
+
+
+def _check_non_negative(name: str, value: float) -> None:
+    if not value >= 0 or math.isinf(value):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+
+
+def _check_same_shape(**tensors: torch.Tensor) -> None:
+    shapes = {name: tuple(t.shape) for name, t in tensors.items()}
+    if len(set(shapes.values())) > 1:
+        listed = ", ".join(f"{name}{list(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"shapes must agree: {listed}")
+    if any(len(shape) != 2 for shape in shapes.values()):
+        raise ValueError(f"expected (batch, T) tensors, got shape {next(iter(shapes.values()))}")
+
+
+def validate_hyperparameters(
+    gamma: float | None = None,
+    lambd: float | None = None,
+    eps_low: float | None = None,
+    eps_high: float | None = None,
+    top_frac: float | None = None,
+) -> None:
+    """Raise ``ValueError`` with a one-line message for an out-of-range hyper-parameter.
+
+    gamma in (0, 1], lambd in [0, 1], eps_low/eps_high >= 0, top_frac in (0, 1]; ``None`` skips a check.
+    """
+    if gamma is not None:
+        _check_range("gamma", gamma, 0.0, 1.0, low_open=True)
+    if lambd is not None:
+        _check_range("lambd", lambd, 0.0, 1.0)
+    if eps_low is not None:
+        _check_non_negative("eps_low", eps_low)
+    if eps_high is not None:
+        _check_non_negative("eps_high", eps_high)
+    if top_frac is not None:
+        _check_range("top_frac", top_frac, 0.0, 1.0, low_open=True)
+
+
+# --------------------------------------------------------------------------- entropy and density
+
+
+@torch.no_grad()
+def token_entropy(logits: torch.Tensor, chunk_size: int = 1024) -> torch.Tensor:
+    """Next-token entropy ``H = -sum_v p_v log p_v`` in nats, shape ``logits.shape[:-1]``.
+
+    The softmax is evaluated ``chunk_size`` positions at a time in float32 (float64 stays float64),
+    so the extra memory is O(chunk_size * V) instead of O(B * T * V), and no autograd graph is kept.
+    Vocabulary entries at ``-inf`` (masked tokens) contribute nothing.
+    """
+    if logits.dim() < 2:
+        raise ValueError(f"logits must have shape (..., V), got {list(logits.shape)}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    work_dtype = torch.float64 if logits.dtype == torch.float64 else torch.float32
+    flat = logits.reshape(-1, logits.shape[-1])
+    out = torch.empty(flat.shape[0], dtype=work_dtype, device=logits.device)
+    for start in range(0, flat.shape[0], chunk_size):
+        chunk = flat[start : start + chunk_size].to(work_dtype)
+        shifted = chunk - chunk.amax(dim=-1, keepdim=True)
+        weights = shifted.exp()
+        total = weights.sum(dim=-1)
+        # clamp turns -inf logits into a huge finite value that is multiplied by an exact 0
+        weighted = (weights * shifted.clamp(min=torch.finfo(work_dtype).min)).sum(dim=-1)
+        out[start : start + chunk_size] = total.log() - weighted / total
+    return out.to(torch.float32).reshape(logits.shape[:-1])
+
+
+def information_density(
+    entropy: torch.Tensor,
+    mask: torch.Tensor,
+    mode: NormMode = "batch",
+    vocab_size: int | None = None,
+    max_entropy: float | None = None,
+) -> torch.Tensor:
+    """Information density ``rho`` in [0, 1] from entropies (InfoPPO, "information time" normalisation).
+
+    * ``global``:   ``H / ln(vocab_size)`` (the largest entropy a V-way softmax can have);
+    * ``batch``:    ``H / max H`` over all valid tokens of the batch (the paper's default);
+    * ``sentence``: ``H / max H`` over the valid tokens of that row.
+
+    ``max_entropy`` replaces the batch maximum when the rollout batch is split over several tensors.
+    A zero maximum yields ``rho = 0`` (never NaN); positions where ``mask`` is 0 are 0.
+    """
+    _check_same_shape(entropy=entropy, mask=mask)
+    if mode not in NORM_MODES:
+        raise ValueError(f"unknown normalisation mode {mode!r}; choose one of {', '.join(NORM_MODES)}")
+    valid = mask.bool()
+    h = entropy.float().masked_fill(~valid, 0.0)
+    bad = valid & ~torch.isfinite(entropy)
+    if bad.any():
+        kind = "NaN" if torch.isnan(entropy[bad]).any() else "infinite"
+        raise ValueError(f"entropy has {kind} values at {int(bad.sum())} valid positions")
+    if (h < 0).any():
+        h = h.clamp(min=0.0)  # rounding can give -1e-7 for a one-hot distribution
+    if mode == "global":
+        if vocab_size is None or vocab_size < 2:
+            raise ValueError(f"global normalisation needs vocab_size >= 2, got {vocab_size}")
+        scale = torch.tensor(math.log(vocab_size))
+    elif mode == "batch":
+        scale = torch.tensor(float(max_entropy)) if max_entropy is not None else h.max()
+    else:
+        scale = h.amax(dim=-1, keepdim=True)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    rho = torch.where(scale > 0, h / safe, torch.zeros_like(h))
+    return rho.clamp(0.0, 1.0).masked_fill(~valid, 0.0)
+
+
+def masked_max_entropy(entropy: torch.Tensor, mask: torch.Tensor) -> float:
+    """Largest entropy among valid tokens (0.0 when there are none); combine with ``max`` across tensors."""
+    _check_same_shape(entropy=entropy, mask=mask)
+    valid = mask.bool()
+    return float(entropy.float()[valid].max()) if valid.any() else 0.0
+
+
+# --------------------------------------------------------------------------- information-time GAE
+
+
+def _solve_chunks(x: torch.Tensor, log_c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Solve ``y_t = x_t + c_t * y_{t+1}`` inside each chunk (last dim) with zero carry-in.
+
+    With ``Q_k = sum_{j<k} log c_j``: ``y_t = exp(-Q_t) * sum_{k>=t} exp(Q_k) x_k``.
+    Returns ``y``, the decay ``g_t = prod_{j>=t} c_j`` from t to the chunk's end, and ``log g_0``.
+    """
+    q = torch.cumsum(log_c, dim=-1) - log_c  # exclusive prefix sum, >= 15 * _MIN_LOG_DECAY
+    e = torch.exp(q)  # the only large exp; 1/e stays finite in float64
+    suffix = torch.flip(torch.cumsum(torch.flip(e * x, (-1,)), dim=-1), (-1,))
+    log_total = q[..., -1] + log_c[..., -1]
+    return suffix / e, torch.exp(log_total).unsqueeze(-1) / e, log_total
+
+
+def _linear_recurrence(x: torch.Tensor, log_c: torch.Tensor) -> torch.Tensor:
+    """Solve ``y_t = x_t + exp(log_c_t) * y_{t+1}`` with ``y_T = 0`` along the last dim, no token loop.
+
+    Chunks are solved in parallel; their start values obey the same recurrence one level up,
+    which is solved recursively (depth ``log_16 T``).
+    """
+    length = x.shape[-1]
+    pad = (-length) % _SCAN_CHUNK
+    if pad:
+        x = torch.nn.functional.pad(x, (0, pad))
+        log_c = torch.nn.functional.pad(log_c, (0, pad))
+    chunks = x.shape[-1] // _SCAN_CHUNK
+    xs = x.reshape(*x.shape[:-1], chunks, _SCAN_CHUNK)
+    y, decay, log_chunk_decay = _solve_chunks(xs, log_c.reshape(xs.shape))
+    if chunks > 1:
+        starts = _linear_recurrence(y[..., 0], log_chunk_decay.clamp(min=_MIN_LOG_DECAY))
+        carry_in = torch.nn.functional.pad(starts[..., 1:], (0, 1))
+        y = y + decay * carry_in.unsqueeze(-1)
+    return y.reshape(*x.shape[:-1], -1)[..., :length]
+
+
+def info_time_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    rho: torch.Tensor,
+    mask: torch.Tensor,
+    gamma: float,
+    lambd: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Information-time GAE (InfoPPO, info-time advantage equation): returns ``(advantages, returns)``.
+
+    ``delta_t = r_t + gamma**rho_t * V_{t+1} - V_t`` and ``A_t = delta_t + (gamma*lambd)**rho_t * A_{t+1}``,
+    equivalently ``A_t = sum_l (gamma*lambd)**(rho_t + ... + rho_{t+l-1}) * delta_{t+l}``.
+    Conventions follow OpenRLHF's ``get_advantages_and_returns``: rewards and values are multiplied by
+    ``mask``, V after the last position is 0, ``returns = A + V``; both outputs are 0 where ``mask`` is 0.
+    With ``rho == mask`` this is exactly standard GAE. Computed as a float64 chunked log-space scan
+    (no per-token Python loop); the result has dtype ``promote(values, rewards, float32)``.
+    """
+    validate_hyperparameters(gamma=gamma, lambd=lambd)
+    _check_same_shape(rewards=rewards, values=values, rho=rho, mask=mask)
+    out_dtype = torch.promote_types(torch.promote_types(values.dtype, rewards.dtype), torch.float32)
+    with torch.no_grad():
+        m = mask.to(torch.float64)
+        v = values.to(torch.float64) * m
+        r = rewards.to(torch.float64) * m
+        p = rho.to(torch.float64)
+        next_v = torch.nn.functional.pad(v[:, 1:], (0, 1))
+        delta = r + torch.exp(p * math.log(gamma)) * next_v - v
+        # log((gamma*lambd)**rho), with 0**0 = 1: rho = 0 never decays, even when gamma*lambd = 0
+        log_trace = torch.xlogy(p, torch.tensor(gamma * lambd, dtype=p.dtype))
+        adv = _linear_recurrence(delta, log_trace.clamp(min=_MIN_LOG_DECAY)) * m
+        returns = (adv + v) * m
+    return adv.to(out_dtype), returns.to(out_dtype)
+
+
+def info_time_gae_loop(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    rho: torch.Tensor,
+    mask: torch.Tensor,
+    gamma: float,
+    lambd: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reference implementation of :func:`info_time_gae` as a per-token reverse loop.
+
+    Same maths and conventions, written the way OpenRLHF writes GAE; used by tests and benchmarks.
+    """
+    validate_hyperparameters(gamma=gamma, lambd=lambd)
+    _check_same_shape(rewards=rewards, values=values, rho=rho, mask=mask)
+    m = mask.to(values.dtype)
+    v, r = values * m, rewards * m
+    discount, trace = torch.pow(gamma, rho.to(v.dtype)), torch.pow(gamma * lambd, rho.to(v.dtype))
+    last = torch.zeros_like(v[:, 0])
+    out = []
+    for t in reversed(range(v.shape[1])):
+        next_v = v[:, t + 1] if t + 1 < v.shape[1] else torch.zeros_like(last)
+        last = r[:, t] + discount[:, t] * next_v - v[:, t] + trace[:, t] * last
+        out.append(last)
+    adv = torch.stack(out[::-1], dim=1) * m
+    return adv, (adv + v) * m
+
+
+def info_discount(rho: torch.Tensor, mask: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Per-sequence information-time discount ``Gamma_info(0, T) = gamma ** sum_t rho_t``."""
+    validate_hyperparameters(gamma=gamma)
+    _check_same_shape(rho=rho, mask=mask)
+    elapsed = (rho.double() * mask.double()).sum(dim=-1)
+    return torch.pow(gamma, elapsed).float()
+
+
+# --------------------------------------------------------------------------- adaptive clipping
+
+
+def adaptive_clip_bounds(
+    rho: torch.Tensor, eps_low: float = 10.0, eps_high: float = 20.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token ratio bounds (InfoPPO adaptive clipping), detached.
+
+    ``lower = 1 / (1 + log(1 + eps_low * rho))`` and ``upper = 1 + log(1 + eps_high * rho)``.
+    At ``rho = 0`` both are 1: a token the old policy was certain about cannot move.
+    """
+    validate_hyperparameters(eps_low=eps_low, eps_high=eps_high)
+    r = rho.detach().float()
+    return 1.0 / (1.0 + torch.log1p(eps_low * r)), 1.0 + torch.log1p(eps_high * r)
+
+
+def info_clip_policy_loss(
+    log_probs: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    advantages: torch.Tensor,
+    rho: torch.Tensor,
+    mask: torch.Tensor,
+    eps_low: float = 10.0,
+    eps_high: float = 20.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """PPO surrogate with adaptive, per-token clipping (InfoPPO clipped objective).
+
+    ``loss = -min(w * A, clip(w, lower, upper) * A)`` averaged over valid tokens, with
+    ``w = exp(log_probs - old_log_probs)`` (log-ratio clamped to +-20 as OpenRLHF does).
+    Gradients flow to ``log_probs`` only. ``stats``: ``clip_frac_upper`` (valid tokens with
+    ``w > upper`` and ``A > 0``, whose gradient the clip removes), ``clip_frac_lower`` (``w < lower``
+    and ``A < 0``), ``clip_upper_mean``, ``clip_lower_mean`` (bounds averaged over valid tokens).
+    """
+    _check_same_shape(
+        log_probs=log_probs, old_log_probs=old_log_probs, advantages=advantages, rho=rho, mask=mask
+    )
+    lower, upper = adaptive_clip_bounds(rho, eps_low, eps_high)
+    adv = advantages.detach()
+    ratio = (log_probs - old_log_probs.detach()).clamp(-20.0, 20.0).exp()
+    clipped = torch.maximum(torch.minimum(ratio, upper), lower)
+    per_token = -torch.minimum(ratio * adv, clipped * adv)
+    valid = mask.bool()
+    count = valid.sum().clamp(min=1)
+    loss = (per_token * valid).sum() / count
+    with torch.no_grad():
+        above = (valid & (ratio > upper) & (adv > 0)).sum() / count
+        below = (valid & (ratio < lower) & (adv < 0)).sum() / count
+        stats = {
+            "clip_frac_upper": float(above),
+            "clip_frac_lower": float(below),
+            "clip_upper_mean": float((upper * valid).sum() / count),
+            "clip_lower_mean": float((lower * valid).sum() / count),
+        }
+    return loss, stats
+
+
+# --------------------------------------------------------------------------- DAPO-FT baseline
+
+
+@torch.no_grad()
+def high_entropy_mask(entropy: torch.Tensor, mask: torch.Tensor, top_frac: float = 0.2) -> torch.Tensor:
+    """Bool mask of the ``ceil(top_frac * N)`` highest-entropy tokens among the N valid ones.
+
+    The DAPO-FT baseline ("Beyond the 80/20 Rule"): the policy-gradient loss keeps only these tokens.
+    """
+    validate_hyperparameters(top_frac=top_frac)
+    _check_same_shape(entropy=entropy, mask=mask)
+    valid = mask.bool()
+    n_valid = int(valid.sum())
+    keep = torch.zeros_like(valid)
+    if n_valid == 0:
+        return keep
+    k = math.ceil(top_frac * n_valid - 1e-9)
+    scores = entropy.float().masked_fill(~valid, float("-inf")).flatten()
+    top = torch.topk(scores, k).indices
+    keep.view(-1)[top] = True
+    return keep

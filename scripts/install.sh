@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Create .venv and install infoppo with its pinned stack, from the package index alone.
+#   scripts/install.sh          CPU machine: torch CPU build, flash-attn's Python part only, no vLLM
+#   scripts/install.sh --gpu    GPU node: CUDA torch, flash-attn's CUDA build, vLLM 0.29.0
+# Re-running is cheap: a stamp records what was installed from which pyproject.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=cpu
+[ "${1:-}" = "--gpu" ] && mode=gpu
+python=${PYTHON:-python3}
+venv=${VENV:-.venv}
+stamp="$venv/.infoppo-$mode-$(cat pyproject.toml scripts/install.sh | sha256sum | cut -c1-16)"
+if [ -f "$stamp" ]; then
+  echo "install: $venv is up to date ($mode)"
+  exit 0
+fi
+
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
+
+# 1. torch first, so that nothing later pulls a different build. On this project's machines the
+#    package index resolves torch==2.13.0 to the CPU wheel; elsewhere, for a CPU-only install, set
+#    TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu.
+if [ -n "${TORCH_INDEX_URL:-}" ]; then
+  "${pip[@]}" torch==2.13.0 --index-url "$TORCH_INDEX_URL"
+else
+  "${pip[@]}" torch==2.13.0
+fi
+"${pip[@]}" packaging wheel setuptools ninja psutil
+
+# 2. flash-attn: openrlhf requires it. Its CUDA kernels need nvcc; on CPU only its Python part installs.
+if [ "$mode" = gpu ]; then
+  "${pip[@]}" --no-build-isolation flash-attn==2.8.3
+else
+  FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE FLASH_ATTENTION_FORCE_BUILD=TRUE \
+    "${pip[@]}" --no-build-isolation --no-deps flash-attn==2.8.3
+fi
+
+# 3. infoppo and the rest (openrlhf 0.11.2 pins deepspeed, ray and transformers). DeepSpeed's ops are
+#    compiled on first use, not at install time.
+extras=test
+[ "$mode" = gpu ] && extras=gpu,test
+DS_BUILD_OPS=0 "${pip[@]}" -e ".[$extras]"
+
+"$venv/bin/python" -c "import torch, openrlhf, infoppo_cli; print('install: torch', torch.__version__, '| infoppo', infoppo_cli.__version__)"
+rm -f "$venv"/.infoppo-*
+touch "$stamp"
