@@ -80,13 +80,26 @@ def validate_hyperparameters(
 # --------------------------------------------------------------------------- entropy and density
 
 
-@torch.no_grad()
-def token_entropy(logits: torch.Tensor, chunk_size: int = 1024) -> torch.Tensor:
-    """Next-token entropy ``H = -sum_v p_v log p_v`` in nats, shape ``logits.shape[:-1]``.
+def _chunk_entropy(x: torch.Tensor) -> torch.Tensor:
+    """Entropy of each row of logits ``x`` (rows, V); its one big temporary dies on return."""
+    top = x.amax(dim=-1, keepdim=True)
+    e = (x - top).exp_()
+    total = e.sum(dim=-1)
+    dot = torch.bmm(e.unsqueeze(1), x.unsqueeze(2)).reshape(-1)
+    masked_rows = torch.isnan(dot)  # 0 * -inf: rows with -inf logits take the slow path
+    if masked_rows.any():
+        dot[masked_rows] = (e[masked_rows] * x[masked_rows].nan_to_num(neginf=0.0)).sum(dim=-1)
+    return (top.squeeze(-1) + total.log() - dot / total).float()
 
-    The softmax is evaluated ``chunk_size`` positions at a time in float32 (float64 stays float64),
-    so the extra memory is O(chunk_size * V) instead of O(B * T * V), and no autograd graph is kept.
-    Vocabulary entries at ``-inf`` (masked tokens) contribute nothing.
+
+@torch.no_grad()
+def token_entropy(logits: torch.Tensor, chunk_size: int = 256) -> torch.Tensor:
+    """Next-token entropy ``H = -sum_v p_v log p_v`` in nats, shape ``logits.shape[:-1]``, float32.
+
+    Evaluated ``chunk_size`` positions at a time, accumulating in float32 (float64 stays float64):
+    with ``e = exp(x - max x)`` and ``s = sum e``, ``H = max x + log s - (e . x) / s``. Each chunk
+    needs one ``(chunk_size, V)`` temporary, so the extra memory is O(chunk_size * V), not
+    O(B * T * V), and no autograd graph is kept. Vocabulary entries at ``-inf`` contribute nothing.
     """
     if logits.dim() < 2:
         raise ValueError(f"logits must have shape (..., V), got {list(logits.shape)}")
@@ -94,16 +107,10 @@ def token_entropy(logits: torch.Tensor, chunk_size: int = 1024) -> torch.Tensor:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     work_dtype = torch.float64 if logits.dtype == torch.float64 else torch.float32
     flat = logits.reshape(-1, logits.shape[-1])
-    out = torch.empty(flat.shape[0], dtype=work_dtype, device=logits.device)
+    out = torch.empty(flat.shape[0], dtype=torch.float32, device=logits.device)
     for start in range(0, flat.shape[0], chunk_size):
-        chunk = flat[start : start + chunk_size].to(work_dtype)
-        shifted = chunk - chunk.amax(dim=-1, keepdim=True)
-        weights = shifted.exp()
-        total = weights.sum(dim=-1)
-        # clamp turns -inf logits into a huge finite value that is multiplied by an exact 0
-        weighted = (weights * shifted.clamp(min=torch.finfo(work_dtype).min)).sum(dim=-1)
-        out[start : start + chunk_size] = total.log() - weighted / total
-    return out.to(torch.float32).reshape(logits.shape[:-1])
+        out[start : start + chunk_size] = _chunk_entropy(flat[start : start + chunk_size].to(work_dtype))
+    return out.reshape(logits.shape[:-1])
 
 
 def information_density(
