@@ -295,9 +295,7 @@ def info_clip_policy_loss(
 
     ``loss = -min(w * A, clip(w, lower, upper) * A)`` averaged over valid tokens, with
     ``w = exp(log_probs - old_log_probs)`` (log-ratio clamped to +-20 as OpenRLHF does).
-    Gradients flow to ``log_probs`` only. ``stats``: ``clip_frac_upper`` (valid tokens with
-    ``w > upper`` and ``A > 0``, whose gradient the clip removes), ``clip_frac_lower`` (``w < lower``
-    and ``A < 0``), ``clip_upper_mean``, ``clip_lower_mean`` (bounds averaged over valid tokens).
+    Gradients flow to ``log_probs`` only. ``stats`` are :func:`clip_statistics` as floats.
     """
     _check_same_shape(
         log_probs=log_probs, old_log_probs=old_log_probs, advantages=advantages, rho=rho, mask=mask
@@ -308,18 +306,35 @@ def info_clip_policy_loss(
     clipped = torch.maximum(torch.minimum(ratio, upper), lower)
     per_token = -torch.minimum(ratio * adv, clipped * adv)
     valid = mask.bool()
+    loss = (per_token * valid).sum() / valid.sum().clamp(min=1)
+    return loss, {
+        name: float(value) for name, value in clip_statistics(ratio, adv, lower, upper, mask).items()
+    }
+
+
+@torch.no_grad()
+def clip_statistics(
+    ratio: torch.Tensor,
+    advantages: torch.Tensor,
+    lower: torch.Tensor,
+    upper: torch.Tensor,
+    mask: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    """Clip diagnostics over valid tokens, as 0-d tensors.
+
+    ``clip_frac_upper``: share of tokens with ``ratio > upper`` and ``A > 0`` (the clip removes their
+    gradient); ``clip_frac_lower``: ``ratio < lower`` and ``A < 0``; ``clip_upper_mean`` and
+    ``clip_lower_mean``: the bounds averaged over valid tokens.
+    """
+    valid = mask.bool()
     count = valid.sum().clamp(min=1)
-    loss = (per_token * valid).sum() / count
-    with torch.no_grad():
-        above = (valid & (ratio > upper) & (adv > 0)).sum() / count
-        below = (valid & (ratio < lower) & (adv < 0)).sum() / count
-        stats = {
-            "clip_frac_upper": float(above),
-            "clip_frac_lower": float(below),
-            "clip_upper_mean": float((upper * valid).sum() / count),
-            "clip_lower_mean": float((lower * valid).sum() / count),
-        }
-    return loss, stats
+    ratio = ratio.detach()
+    return {
+        "clip_frac_upper": (valid & (ratio > upper) & (advantages > 0)).sum() / count,
+        "clip_frac_lower": (valid & (ratio < lower) & (advantages < 0)).sum() / count,
+        "clip_upper_mean": (upper * valid).sum() / count,
+        "clip_lower_mean": (lower * valid).sum() / count,
+    }
 
 
 # --------------------------------------------------------------------------- DAPO-FT baseline

@@ -1,0 +1,16 @@
+"""The only place infoppo touches OpenRLHF 0.11.2 internals.
+
+How InfoPPO reaches OpenRLHF's Ray PPO trainer, without copying any of its code:
+
+* ``launch`` is the process entry point. It starts (or joins) Ray, rebinds the two Ray actor
+  classes that OpenRLHF's ``train()`` instantiates (``PolicyModelActor``, ``PPOTrainer``) to the
+  subclasses in ``actors``, attaches infoppo's settings to OpenRLHF's parsed arguments as
+  ``args.infotime``, and runs OpenRLHF's real ``train_ppo_ray`` command line.
+* In the trainer process, ``experience_maker.InfoExperienceMaker`` turns the old policy's entropy
+  into rho and computes information-time GAE; ``train_metrics`` writes ``metrics.jsonl``.
+* In each actor worker, ``old_policy`` returns the old policy's entropy from the same forward pass
+  as its log-probs, and ``policy_loss`` applies adaptive clipping (or DAPO-FT's entropy mask).
+* ``experience_fields`` declares the per-token fields that carry entropy and rho between them.
+
+The maths lives in ``infoppo_cli.infotime``; nothing here re-implements it.
+"""

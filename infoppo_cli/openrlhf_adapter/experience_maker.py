@@ -1,0 +1,116 @@
+"""OpenRLHF's experience maker with the old policy's entropy, rho, and information-time GAE."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
+
+from infoppo_cli.infotime import info_discount, info_time_gae, information_density, masked_max_entropy
+from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
+from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+
+
+def _row_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.float()
+    return (values.float() * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+
+
+class InfoExperienceMaker(RemoteExperienceMaker):
+    """Adds, on top of upstream's experience making (runs in the PPOTrainer process):
+
+    * the actor workers return ``(log_probs, entropy)``; the entropy is kept as ``old_entropy``;
+    * for InfoPPO, rho is normalised over the whole rollout batch (``settings.norm``) and upstream's
+      ``compute_advantages_and_returns`` (reward shaping, KL, whitening) runs with
+      :func:`info_time_gae` in place of its GAE loop; rho travels to the actor as ``info_rho``;
+    * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``.
+    """
+
+    def __init__(self, *args: Any, settings: InfoSettings, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.settings = settings
+        self._pending_entropy: list[torch.Tensor] = []
+        self._rho_by_values: dict[int, torch.Tensor] = {}
+
+    @classmethod
+    def replacing(cls, upstream: RemoteExperienceMaker, settings: InfoSettings) -> InfoExperienceMaker:
+        """A maker built from the same model groups, controller and tokenizer as ``upstream``."""
+        return cls(
+            upstream.actor_model_group,
+            upstream.critic_model_group,
+            upstream.reward_model_group,
+            upstream.initial_model_group,
+            upstream.kl_ctl,
+            upstream.strategy,
+            upstream.tokenizer,
+            settings=settings,
+        )
+
+    def _flatten_results(self, refs, duplicate_factor):
+        results = super()._flatten_results(refs, duplicate_factor)
+        if results and isinstance(results[0], tuple):  # only the actor answers with (log_probs, entropy)
+            self._pending_entropy = [entropy for _, entropy in results]
+            results = [log_probs for log_probs, _ in results]
+        return results
+
+    @torch.no_grad()
+    def make_experience(self, samples_list):
+        experiences = super().make_experience(samples_list)
+        entropies, self._pending_entropy = self._pending_entropy, []
+        if len(entropies) != len(experiences):
+            raise RuntimeError(
+                "the actor workers did not return the old policy's entropy (infoppo actor missing?)"
+            )
+        for experience, entropy in zip(experiences, entropies, strict=True):
+            setattr(experience, OLD_ENTROPY, entropy)
+            experience.info["entropy_mean"] = _row_mean(entropy, experience.action_mask)
+        return experiences
+
+    @torch.no_grad()
+    def compute_advantages_and_returns(self, experiences):
+        if self.settings.method != "infoppo":
+            return super().compute_advantages_and_returns(experiences)
+        rhos = self._densities(experiences)
+        self._rho_by_values = {id(exp.values): rho for exp, rho in zip(experiences, rhos, strict=True)}
+        try:
+            experiences = super().compute_advantages_and_returns(experiences)
+        finally:
+            self._rho_by_values = {}
+        gamma = self.args.algo.advantage.gamma
+        for experience, rho in zip(experiences, rhos, strict=True):
+            setattr(experience, INFO_RHO, rho)
+            setattr(experience, OLD_ENTROPY, None)  # the actor needs rho only
+            experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
+            experience.info["info_discount_mean"] = info_discount(rho, experience.action_mask, gamma)
+        return experiences
+
+    @torch.no_grad()
+    def get_advantages_and_returns(self, values, rewards, action_mask, gamma, lambd):
+        rho = self._rho_by_values.get(id(values))
+        if rho is None:
+            return super().get_advantages_and_returns(values, rewards, action_mask, gamma, lambd)
+        return info_time_gae(rewards, values, rho, action_mask, gamma, lambd)
+
+    def _densities(self, experiences) -> list[torch.Tensor]:
+        """rho for each experience; ``batch`` normalises by the maximum over the whole rollout."""
+        mode = self.settings.norm
+        shared_max = None
+        if mode == "batch":
+            shared_max = max(masked_max_entropy(getattr(e, OLD_ENTROPY), e.action_mask) for e in experiences)
+        vocab = self._vocab_size() if mode == "global" else None
+        return [
+            information_density(
+                getattr(e, OLD_ENTROPY), e.action_mask, mode, vocab_size=vocab, max_entropy=shared_max
+            )
+            for e in experiences
+        ]
+
+    def _vocab_size(self) -> int:
+        """The logits dimension (the model config's vocab_size, not ``len(tokenizer)``)."""
+        if not hasattr(self, "_vocab"):
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(self.args.actor.model_name_or_path, trust_remote_code=True)
+            self._vocab = int(getattr(config, "vocab_size", None) or config.get_text_config().vocab_size)
+        return self._vocab

@@ -1,0 +1,93 @@
+"""Process entry point: OpenRLHF's real ``train_ppo_ray`` command line with infoppo's actors.
+
+    python -m infoppo_cli.openrlhf_adapter.launch [--infotime.NAME VALUE ...] [OpenRLHF flags ...]
+
+``infoppo train`` builds this command (``--dry-run`` prints it); it also runs as the entrypoint of
+a Ray job. Without ``--infotime.ray_address`` an embedded local Ray is started.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from typing import Any
+
+from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
+from infoppo_cli.versions import require_openrlhf
+
+ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
+
+
+def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
+    """The environment OpenRLHF's ``train()`` gives Ray when it starts Ray itself (we start it first)."""
+    env_vars = {
+        "TOKENIZERS_PARALLELISM": os.environ.get("TOKENIZERS_PARALLELISM", "true"),
+        "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN"),
+        "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": os.environ.get("RAY_ENABLE_ZERO_COPY_TORCH_TENSORS", "1"),
+    }
+    runtime_env: dict[str, Any] = {"env_vars": env_vars}
+    if settings.ray_address:  # a cluster's nodes get this checkout of infoppo with the job
+        import infoppo_cli
+
+        runtime_env["py_modules"] = [infoppo_cli]
+    return runtime_env
+
+
+def start_ray(settings: InfoSettings) -> None:
+    """Join ``settings.ray_address`` or start a local Ray; refuse a cluster without GPUs."""
+    import ray
+
+    ray.init(address=settings.ray_address, runtime_env=ray_runtime_env(settings))
+    if ray.cluster_resources().get("GPU", 0) < 1:
+        ray.shutdown()
+        where = f"the Ray cluster at {settings.ray_address}" if settings.ray_address else "this machine"
+        raise SystemExit(f"infoppo: no GPU in {where}; OpenRLHF's PPO trainer needs CUDA GPUs")
+
+
+def install(settings: InfoSettings) -> None:
+    """Make OpenRLHF's ``train()`` build infoppo's actors and see ``args.infotime`` (this process)."""
+    import openrlhf.trainer.ppo_trainer as trainer_module
+    import openrlhf.trainer.ray.ppo_actor as actor_module
+    import openrlhf.utils.config as config_module
+
+    from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
+
+    if settings.needs_old_entropy:
+        actor_module.PolicyModelActor = InfoPolicyModelActor  # read by train_ppo_ray's module-level import
+    trainer_module.PPOTrainer = InfoPPOTrainer  # imported inside train() at call time
+    upstream = config_module.hierarchize
+    if getattr(upstream, "_infoppo", False):
+        return
+
+    def hierarchize(flat_args):
+        tree = upstream(flat_args)
+        if tree.train.async_enable:
+            raise SystemExit("infoppo: OpenRLHF's async mode (--train.async_enable) is not supported")
+        tree.infotime = settings.as_namespace()
+        return tree
+
+    hierarchize._infoppo = True  # type: ignore[attr-defined]
+    config_module.hierarchize = hierarchize
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
+    settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
+    require_openrlhf()
+    start_ray(settings)
+    import ray
+
+    try:
+        install(settings)
+        sys.argv = [ENTRY_MODULE, *openrlhf_argv]
+        runpy.run_module(ENTRY_MODULE, run_name="__main__", alter_sys=True)
+    except KeyboardInterrupt:
+        print("infoppo: interrupted, stopping the Ray workers", file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""The actor's loss with infoppo's per-token bounds (and DAPO-FT's mask) against the core maths."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from infoppo_cli.infotime import adaptive_clip_bounds, clip_statistics, high_entropy_mask, info_clip_policy_loss
+from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
+from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+
+
+def batch(seed=0, b=3, a=10):
+    g = torch.Generator().manual_seed(seed)
+    old = -torch.rand(b, a, generator=g) * 2
+    new = (old + torch.randn(b, a, generator=g)).requires_grad_(True)
+    adv = torch.randn(b, a, generator=g)
+    mask = torch.arange(a)[None, :] < torch.tensor([10, 6, 3])[:, None]
+    rho = torch.rand(b, a, generator=g) * mask
+    entropy = torch.rand(b, a, generator=g) * 4 * mask
+    experience = SimpleNamespace(info_rho=rho, old_entropy=entropy, info={})
+    return new, old, adv, mask, experience
+
+
+@pytest.mark.parametrize("eps", [(10.0, 20.0), (0.2, 0.28)])
+def test_adaptive_clip_loss_equals_core_loss(eps):
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch()
+    upstream = PolicyLoss(clip_eps_low=0.2, clip_eps_high=0.28)
+    loss_fn = InfoPolicyLoss(upstream, InfoSettings(method="infoppo", eps_low_info=eps[0], eps_high_info=eps[1]))
+    loss_fn.experience = experience
+    loss, clip_ratio, *_ = loss_fn(new, old, adv, action_mask=mask)
+    expected, stats = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, *eps)
+    assert torch.allclose(loss, expected, atol=1e-6)
+    assert (upstream.clip_eps_low, upstream.clip_eps_high) == (0.2, 0.28)  # restored after the call
+    for name, value in stats.items():
+        assert float(experience.info[name]) == pytest.approx(value)
+        assert experience.info[name].dim() == 0  # 0-d: OpenRLHF logs it token-weighted
+    (g1,) = torch.autograd.grad(loss, new)
+    (g2,) = torch.autograd.grad(expected, new)
+    assert torch.allclose(g1, g2, atol=1e-6)
+
+
+def test_adaptive_clip_keeps_openrlhf_token_normalisation():
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch(seed=1)
+    loss_fn = InfoPolicyLoss(PolicyLoss(), InfoSettings(method="infoppo"))
+    loss_fn.experience = experience
+    global_tokens = 50.0  # the whole gradient-accumulation window, as OpenRLHF passes it
+    loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=global_tokens)[0]
+    mean_loss, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask)
+    assert torch.allclose(loss, mean_loss * mask.sum() / global_tokens, atol=1e-6)
+
+
+def test_dapo_ft_trains_only_the_high_entropy_tokens():
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch(seed=2)
+    loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method="dapo-ft", top_entropy_frac=0.2))
+    loss_fn.experience = experience
+    loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=float(mask.sum()))[0]
+    keep = high_entropy_mask(experience.old_entropy, mask, 0.2)
+    reference = PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask & keep)[0]
+    assert torch.allclose(loss, reference, atol=1e-6)
+    (grad,) = torch.autograd.grad(loss, new)
+    assert torch.all(grad[~keep] == 0) and grad[keep].abs().sum() > 0
+    assert float(experience.info["high_entropy_token_frac"]) == pytest.approx(float(keep.sum() / mask.sum()))
+
+
+def test_loss_without_an_experience_is_an_error():
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, _ = batch()
+    with pytest.raises(RuntimeError, match="experience"):
+        InfoPolicyLoss(PolicyLoss(), InfoSettings())(new, old, adv, action_mask=mask)
+
+
+def test_training_step_hands_each_micro_batch_to_the_loss():
+    from openrlhf.models.loss import PolicyLoss
+
+    seen = []
+
+    def upstream_step(experience, kl_ctl, step, loss_batch_info=None):
+        seen.append(trainer.actor_loss_fn.experience)
+        return {"step": step}
+
+    trainer = SimpleNamespace(actor_loss_fn=PolicyLoss(), training_step=upstream_step)
+    loss = install_info_loss(trainer, InfoSettings())
+    first, second = object(), object()
+    assert trainer.training_step(first, 0.0, 0) == {"step": 0}
+    trainer.training_step(second, 0.0, 1)
+    assert seen == [first, second] and loss.experience is None
+
+
+def test_clip_statistics_match_bounds_definition():
+    new, old, adv, mask, experience = batch(seed=3)
+    lower, upper = adaptive_clip_bounds(experience.info_rho)
+    ratio = (new - old).exp()
+    stats = clip_statistics(ratio, adv, lower, upper, mask)
+    n = mask.sum()
+    assert float(stats["clip_frac_upper"]) == pytest.approx(float(((ratio > upper) & (adv > 0) & mask).sum() / n))
