@@ -35,3 +35,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """An embedded local Ray on CPU whose workers get the same import stand-ins as this process."""
+    import ray
+
+    repo = str(TESTS_DIR.parent)
+    python_path = os.pathsep.join(filter(None, [str(TESTS_DIR), repo, os.environ.get("PYTHONPATH")]))
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {"PYTHONPATH": python_path, "RAY_USAGE_STATS_ENABLED": "0"},
+            "worker_process_setup_hook": "import_stand_ins.install",
+        },
+    )
+    yield ray
+    ray.shutdown()

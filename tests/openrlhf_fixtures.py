@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 import torch
@@ -55,3 +56,18 @@ def rollout_experiences(
             exp.old_entropy = torch.rand(batch, width, generator=g) * 3 * mask
         experiences.append(exp)
     return experiences
+
+
+def stand_in_for_model_loading(actor_self):
+    """Runs in the worker: upstream's init_model_from_pretrained needs CUDA and DeepSpeed, so only
+    the part infoppo relies on (``self.trainer`` with a real PolicyLoss) is reproduced here."""
+    from openrlhf.models.loss import PolicyLoss
+
+    # Ray ships the actor class by value, its upstream base included: patch the base in this MRO
+    upstream = next(cls for cls in type(actor_self).__mro__ if cls.__name__ == "PolicyModelActor")
+
+    def load(self, strategy, *args, **kwargs):
+        self.trainer = SimpleNamespace(actor_loss_fn=PolicyLoss(), training_step=lambda *a, **k: {})
+
+    upstream.init_model_from_pretrained = load
+    return os.getpid()
