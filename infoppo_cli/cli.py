@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
 from infoppo_cli import __version__
+from infoppo_cli.commands import benches, data, evaluate, report, sweep, train
 from infoppo_cli.console import err_console
 from infoppo_cli.errors import InfoppoError
+
+# torch 2.13 warns about pynvml on import; it says nothing about the user's command
+warnings.filterwarnings("ignore", message="The pynvml package is deprecated", category=FutureWarning)
 
 app = typer.Typer(
     name="infoppo",
@@ -34,9 +39,14 @@ def _root(
     """Train, evaluate and sweep InfoPPO."""
 
 
-# Sub-commands register themselves on `app` when their module is imported (one line each).
-# --- commands ---
-# --- end commands ---
+# The order here is the order of `infoppo --help`: data, train, evaluate, sweep, report.
+app.add_typer(data.app, name="data")
+app.command("train")(train.train_command)
+app.command("presets")(train.presets_command)
+app.command("eval")(evaluate.eval_command)
+app.command("benches")(benches.benches_command)
+app.command("sweep", context_settings=sweep.CONTEXT_SETTINGS)(sweep.sweep_command)
+app.command("report")(report.report_command)
 
 
 def main() -> None:
