@@ -17,6 +17,7 @@ from infoppo_cli import openrlhf_flags
 from infoppo_cli.errors import UsageError
 from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
 from infoppo_cli.presets import Method, Preset, method, preset
+from infoppo_cli.versions import require_openrlhf
 
 DEFAULT_DATA = "data/dapo-math-17k.jsonl"
 LAUNCH_MODULE = "infoppo_cli.openrlhf_adapter.launch"
@@ -187,8 +188,10 @@ def plan_training(req: TrainRequest, strict_data: bool = True) -> TrainPlan:
     """Resolve ``req`` into a :class:`TrainPlan`, validated against OpenRLHF's own parser.
 
     Raises :class:`UsageError` (one line) for an unknown preset or method, an invalid value, a
-    missing data file (with ``strict_data``), or a ``--set`` that OpenRLHF would reject.
+    missing data file (with ``strict_data``), or a ``--set`` that OpenRLHF would reject, and
+    :class:`EnvironmentProblem` when the installed openrlhf is not the pinned version.
     """
+    require_openrlhf()  # the flags and the adapter are OpenRLHF 0.11.2's
     chosen, algo = preset(req.preset), method(req.method)
     _check_values(req)
     _check_option_fits_method(req, algo)

@@ -185,3 +185,17 @@ def test_gpu_check_is_skipped_for_a_ray_cluster():
     local = plan_training(TrainRequest(preset="qwen3-4b"), strict_data=False)
     with pytest.raises(EnvironmentProblem):
         require_gpu(local)
+
+
+def test_another_openrlhf_version_is_refused(monkeypatch):
+    monkeypatch.setattr("infoppo_cli.versions.installed_version", lambda name: "0.11.0")
+    result = runner.invoke(app, ["train", "--preset", "qwen3-4b", "--dry-run"])
+    assert isinstance(result.exception, EnvironmentProblem)
+    assert "infoppo needs openrlhf==0.11.2, found version 0.11.0" in str(result.exception)
+    assert result.exception.exit_code == 1
+
+
+def test_dry_run_notes_data_that_is_not_prepared_yet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = dry_run("--preset", "qwen3-4b")
+    assert "does not exist yet" in out and "infoppo data prep dapo-math-17k" in out

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -10,7 +11,7 @@ from rich.table import Table
 from infoppo_cli.console import console
 
 
-class Norm(str, Enum):
+class Norm(StrEnum):
     batch = "batch"
     sentence = "sentence"
     global_ = "global"
@@ -108,6 +109,10 @@ def train_command(
     plan = plan_training(request, strict_data=not dry_run)
     console.print(summary_table(plan))
     if dry_run:
+        if not Path(plan.data).exists() and Path(plan.data).is_absolute():
+            console.print(
+                f"[yellow]note:[/] {plan.data} does not exist yet: `infoppo data prep dapo-math-17k`"
+            )
         console.print("OpenRLHF invocation:", style="bold")
         print(invocation_text(plan))
         return

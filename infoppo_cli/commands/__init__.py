@@ -1,0 +1,1 @@
+"""Thin Typer command modules; each delegates to a library module in ``infoppo_cli``."""
