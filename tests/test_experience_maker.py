@@ -56,7 +56,9 @@ def test_rho_and_advantages_equal_the_core_functions(norm, monkeypatch):
 
     batch_max = max(float(h[m].max()) for h, m in zip(entropies, masks, strict=True))
     expected_rho = [
-        information_density(h, m, norm, vocab_size=151_936, max_entropy=batch_max if norm == "batch" else None)
+        information_density(
+            h, m, norm, vocab_size=151_936, max_entropy=batch_max if norm == "batch" else None
+        )
         for h, m in zip(entropies, masks, strict=True)
     ]
     raw = []

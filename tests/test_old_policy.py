@@ -81,7 +81,9 @@ def test_one_full_infoppo_update(model_dir, rollout):
     with torch.no_grad():
         values = critic(sequences, action_mask, attention_mask).float() * action_mask
     rho = information_density(entropy, action_mask, "batch")
-    token_rewards = compute_reward(torch.tensor([1.0, 0.0]), 0.0, torch.zeros_like(values), action_mask=action_mask)
+    token_rewards = compute_reward(
+        torch.tensor([1.0, 0.0]), 0.0, torch.zeros_like(values), action_mask=action_mask
+    )
     advantages, returns = info_time_gae(token_rewards, values, rho, action_mask, 0.999, 0.99)
     assert torch.isfinite(advantages).all() and torch.isfinite(returns).all()
 

@@ -7,7 +7,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from infoppo_cli.infotime import adaptive_clip_bounds, clip_statistics, high_entropy_mask, info_clip_policy_loss
+from infoppo_cli.infotime import (
+    adaptive_clip_bounds,
+    clip_statistics,
+    high_entropy_mask,
+    info_clip_policy_loss,
+)
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
@@ -30,7 +35,9 @@ def test_adaptive_clip_loss_equals_core_loss(eps):
 
     new, old, adv, mask, experience = batch()
     upstream = PolicyLoss(clip_eps_low=0.2, clip_eps_high=0.28)
-    loss_fn = InfoPolicyLoss(upstream, InfoSettings(method="infoppo", eps_low_info=eps[0], eps_high_info=eps[1]))
+    loss_fn = InfoPolicyLoss(
+        upstream, InfoSettings(method="infoppo", eps_low_info=eps[0], eps_high_info=eps[1])
+    )
     loss_fn.experience = experience
     loss, clip_ratio, *_ = loss_fn(new, old, adv, action_mask=mask)
     expected, stats = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, *eps)
@@ -102,4 +109,6 @@ def test_clip_statistics_match_bounds_definition():
     ratio = (new - old).exp()
     stats = clip_statistics(ratio, adv, lower, upper, mask)
     n = mask.sum()
-    assert float(stats["clip_frac_upper"]) == pytest.approx(float(((ratio > upper) & (adv > 0) & mask).sum() / n))
+    assert float(stats["clip_frac_upper"]) == pytest.approx(
+        float(((ratio > upper) & (adv > 0) & mask).sum() / n)
+    )
