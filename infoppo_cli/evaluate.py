@@ -41,8 +41,8 @@ from infoppo_cli.sample_store import SampleRecord, SampleStore
 
 DEFAULT_SAMPLES = 16
 DEFAULT_MAX_TOKENS = 10240
-"""The training presets' response length (the paper evaluates with max tokens = training length).
-TODO(presets): look it up from the preset a model was trained with once presets expose it."""
+"""The 4B/8B presets' response length; a model from an ``infoppo train`` run directory is evaluated
+with the length it was trained with instead (the paper: max tokens = training length)."""
 DEFAULT_GRADE_TIMEOUT = 10.0
 
 CONFIG_FILE = "eval_config.json"
@@ -158,6 +158,12 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
     for name in ("model", "data_file", "responses"):  # local paths: absolute, so --resume works anywhere
         if isinstance(chosen.get(name), str) and Path(chosen[name]).expanduser().exists():
             chosen[name] = str(Path(chosen[name]).expanduser().resolve())
+    if "max_tokens" not in chosen and chosen.get("model"):
+        from infoppo_cli.train import trained_response_length
+
+        trained = trained_response_length(chosen["model"])
+        if trained is not None:
+            chosen["max_tokens"] = trained
     benches = chosen.pop("benches", "all")
     chosen["benches"] = parse_benches(benches if isinstance(benches, str) else ",".join(benches))
     known = {f.name for f in dataclasses.fields(EvalSettings)}

@@ -113,6 +113,21 @@ def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def trained_response_length(model: str | Path) -> int | None:
+    """The response length a model was trained with, when it is the ``final/`` (or an HF checkpoint)
+    of an ``infoppo train`` run directory: evaluation uses the same budget (paper protocol)."""
+    path = Path(model).expanduser()
+    for run_dir in (path.parent, path.parent.parent):
+        manifest_path = run_dir / MANIFEST
+        if manifest_path.is_file():
+            try:
+                flags = json.loads(manifest_path.read_text(encoding="utf-8"))["config"]["openrlhf_flags"]
+                return int(flags["rollout.max_new_tokens"])
+            except (ValueError, KeyError, TypeError):
+                return None
+    return None
+
+
 def prepare_output_dir(plan: TrainPlan) -> dict[str, Any] | None:
     """Refuse to overwrite an earlier run; with ``--resume`` return its manifest."""
     path = plan.output_dir / MANIFEST

@@ -406,3 +406,22 @@ def test_samples_store_matches_metrics_inputs(tiny_model_dir, bench_file, tmp_pa
     correct = sum(r.correct for r in store)
     assert metrics["benches"]["aime24"]["mean@k"] == pytest.approx(100 * correct / 6)
     assert metrics["settings"]["first_prompt"].count("\\boxed{}") == 2
+
+
+def test_max_tokens_default_to_the_training_response_length(tmp_path):
+    import json as _json
+
+    from infoppo_cli.evaluate import DEFAULT_MAX_TOKENS, resolve_settings
+
+    run = tmp_path / "run"
+    (run / "final").mkdir(parents=True)
+    manifest = {"config": {"openrlhf_flags": {"rollout.max_new_tokens": 12288}}}
+    (run / "manifest.json").write_text(_json.dumps(manifest))
+    settings = resolve_settings({"model": str(run / "final"), "benches": "aime24"}, tmp_path / "out", False)
+    assert settings.max_tokens == 12288
+    given = resolve_settings(
+        {"model": str(run / "final"), "benches": "aime24", "max_tokens": 64}, tmp_path, False
+    )
+    assert given.max_tokens == 64
+    other = resolve_settings({"model": "Qwen/Qwen3-4B-Base", "benches": "aime24"}, tmp_path / "o", False)
+    assert other.max_tokens == DEFAULT_MAX_TOKENS

@@ -29,7 +29,8 @@ def eval_command(
     max_tokens: int = typer.Option(
         None,
         "--max-tokens",
-        help="Max new tokens per sample (the training response length).  [default: 10240]",
+        help="Max new tokens per sample.  [default: the length the model was trained with when it is an "
+        "`infoppo train` run's final/, else 10240]",
     ),
     template: str = typer.Option(
         None, "--template", help="Prompt template, as in training: dapo, boxed or raw.  [default: dapo]"
