@@ -80,8 +80,10 @@ def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
     assert isinstance(flat, argparse.Namespace)
 
 
-def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster():
+def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
     local = ray_runtime_env(InfoSettings())
+    assert local["env_vars"]["INFOPPO_REWARD_STYLE"] == "signed"
     assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
     remote = ray_runtime_env(InfoSettings(ray_address="ray://head:10001"))
     assert remote["py_modules"][0].__name__ == "infoppo_cli"

@@ -26,6 +26,8 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN"),
         "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": os.environ.get("RAY_ENABLE_ZERO_COPY_TORCH_TENSORS", "1"),
     }
+    # the reward's options (INFOPPO_REWARD_STYLE, ...) are read in the vLLM workers
+    env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
     runtime_env: dict[str, Any] = {"env_vars": env_vars}
     if settings.ray_address:  # a cluster's nodes get this checkout of infoppo with the job
         import infoppo_cli
