@@ -18,38 +18,36 @@ def eval_command(
         None,
         "--bench",
         "-b",
-        help="amc23, aime24, aime25, aime26, beyondaime, a comma-separated list, or all.  [default: all]",
+        help="amc23, aime24, aime25, aime26, beyondaime, a comma-separated list, or all. (default: all)",
         show_default=False,
     ),
-    samples: int = typer.Option(None, "--samples", "-n", help="Samples per problem (k).  [default: 16]"),
+    samples: int = typer.Option(None, "--samples", "-n", help="Samples per problem (k). (default: 16)"),
     temperature: float = typer.Option(
-        None, "--temperature", help="Sampling temperature (0 = greedy).  [default: 1.0]"
+        None, "--temperature", help="Sampling temperature (0 = greedy). (default: 1.0)"
     ),
-    top_p: float = typer.Option(None, "--top-p", help="Nucleus sampling threshold.  [default: 1.0]"),
+    top_p: float = typer.Option(None, "--top-p", help="Nucleus sampling threshold. (default: 1.0)"),
     max_tokens: int = typer.Option(
         None,
         "--max-tokens",
-        help="Max new tokens per sample.  [default: the length the model was trained with when it is an "
-        "`infoppo train` run's final/, else 10240]",
+        help="Max new tokens per sample (default: the length the model was trained with when it is an "
+        "`infoppo train` run's final/, else 10240)",
     ),
     template: str = typer.Option(
-        None, "--template", help="Prompt template, as in training: dapo, boxed or raw.  [default: dapo]"
+        None, "--template", help="Prompt template, as in training: dapo, boxed or raw. (default: dapo)"
     ),
     backend: str = typer.Option(
         None,
         "--backend",
-        help="vllm (needs a CUDA GPU) or hf (transformers, also on CPU).  [default: vllm; without a GPU "
-        "the command stops and says to pass --backend hf]",
+        help="vllm (needs a CUDA GPU) or hf (transformers, also on CPU) (default: vllm; without a GPU "
+        "the command stops and says to pass --backend hf)",
     ),
-    tensor_parallel: int = typer.Option(
-        None, "--tensor-parallel", help="GPUs per vLLM engine.  [default: 1]"
-    ),
-    seed: int = typer.Option(None, "--seed", help="Sampling seed.  [default: 0]"),
+    tensor_parallel: int = typer.Option(None, "--tensor-parallel", help="GPUs per vLLM engine. (default: 1)"),
+    seed: int = typer.Option(None, "--seed", help="Sampling seed. (default: 0)"),
     out: Path = typer.Option(
         None,
         "--out",
         "-o",
-        help="Output directory for samples.jsonl and metrics.json.  [default: evals/<model>]",
+        help="Output directory for samples.jsonl and metrics.json. (default: evals/<model>)",
         show_default=False,
     ),
     resume: bool = typer.Option(
@@ -71,12 +69,12 @@ def eval_command(
         "instead of generating.",
         show_default=False,
     ),
-    workers: int = typer.Option(None, "--workers", help="Grading processes.  [default: all cores]"),
+    workers: int = typer.Option(None, "--workers", help="Grading processes. (default: all cores)"),
     batch_size: int = typer.Option(
         None, "--batch-size", help="Sequences per generate() call with --backend hf."
     ),
     grade_timeout: float = typer.Option(
-        None, "--grade-timeout", help="Seconds before one response's grading is abandoned.  [default: 10]"
+        None, "--grade-timeout", help="Seconds before one response's grading is abandoned. (default: 10)"
     ),
     list_benches: bool = typer.Option(False, "--list-benches", help="List the benchmark registry and exit."),
 ) -> None:
