@@ -17,7 +17,9 @@ if [ -f "$stamp" ]; then
 fi
 
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
+pip=(pip_quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q)
+# pip warns about every configured local index directory that lacks a package; that is noise here.
+pip_quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
 
 # 1. torch first, so that nothing later pulls a different build. On this project's machines the
 #    package index resolves torch==2.13.0 to the CPU wheel; elsewhere, for a CPU-only install, set

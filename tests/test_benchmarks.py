@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_process import run_infoppo
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -313,21 +311,15 @@ def test_hub_loading_offline_says_to_pass_a_data_file(monkeypatch, tmp_path):
 # --- the command line ---------------------------------------------------------------------------------
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    wide = {**os.environ, "COLUMNS": "200"}  # one table row per bench, so names and ids stay whole
-    command = [sys.executable, "-m", "infoppo_cli", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=wide)
-
-
 def test_benches_command_prints_the_registry():
-    done = run_cli("benches")
+    done = run_infoppo("benches")
     assert done.returncode == 0, done.stderr
     for spec in load_registry().values():
         assert spec.name in done.stdout and spec.hf_id in done.stdout and str(spec.size) in done.stdout
 
 
 def test_unknown_bench_on_the_command_line_is_one_line_and_exit_2():
-    done = run_cli("eval", "--bench", "aime23", "--model", "some/model")
+    done = run_infoppo("eval", "--bench", "aime23", "--model", "some/model")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: unknown benchmark 'aime23'; choose from: amc23, aime24, aime25, aime26, beyondaime (or 'all')"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_process import run_infoppo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -336,14 +335,8 @@ def test_dedup_invariants(rows):
 # --- the command line ---------------------------------------------------------------------------------
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "infoppo_cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
-
-
 def test_cli_writes_the_file_and_prints_the_summary(dapo_parquet, tmp_path):
-    done = run_cli("data", "prep", "dapo-math-17k", "--source", str(dapo_parquet), cwd=tmp_path)
+    done = run_infoppo("data", "prep", "dapo-math-17k", "--source", str(dapo_parquet), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert len(read_jsonl(tmp_path / "data" / "dapo-math-17k.jsonl")) == 5  # the default --out
     assert "duplicates dropped" in done.stdout and "answer conflicts in 1 problem(s)" in done.stdout
@@ -360,7 +353,7 @@ def test_cli_writes_the_file_and_prints_the_summary(dapo_parquet, tmp_path):
 )
 def test_cli_errors_are_one_line_with_exit_code_2(dapo_parquet, tmp_path, extra, message):
     extra = [arg.replace("{parquet}", str(dapo_parquet)) for arg in extra]
-    done = run_cli("data", "prep", "dapo-math-17k", *extra, cwd=tmp_path)
+    done = run_infoppo("data", "prep", "dapo-math-17k", *extra, cwd=tmp_path)
     assert done.returncode == 2
     lines = done.stderr.rstrip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith(message.replace("{parquet}", str(dapo_parquet)))

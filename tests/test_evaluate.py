@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 
 import pytest
+from cli_process import run_infoppo
 from tiny_model import build_tiny_model
 
 from infoppo_cli import evaluate, generation
@@ -386,13 +386,7 @@ def test_list_benches(monkeypatch, capsys):
 
 
 def test_console_script_prints_one_line_and_exits_2(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "infoppo_cli", "eval", "--bench", "aime99", "--model", "org/model"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    result = run_infoppo("eval", "--bench", "aime99", "--model", "org/model", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "error: unknown benchmark 'aime99'; choose from: amc23, aime24, aime25, aime26, beyondaime (or 'all')"

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_process import run_infoppo
 from PIL import Image
 
 from infoppo_cli.errors import UsageError
@@ -220,20 +218,8 @@ def test_run_data_prefers_the_final_eval() -> None:
     assert run.final_accuracy("aime25") == (None, "")
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "infoppo_cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_report_command_prints_the_table_and_writes_the_files(gamma_sweep: Path, tmp_path: Path) -> None:
-    result = run_cli("report", str(gamma_sweep), cwd=tmp_path)
+    result = run_infoppo("report", str(gamma_sweep), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "gamma-0.99-token-seed2" in result.stdout and "Final metrics" in result.stdout
     assert (gamma_sweep / "report" / "final_metrics.csv").exists()
@@ -241,7 +227,7 @@ def test_report_command_prints_the_table_and_writes_the_files(gamma_sweep: Path,
 
 
 def test_report_command_with_a_missing_directory_exits_2_with_one_line(tmp_path: Path) -> None:
-    result = run_cli("report", str(tmp_path / "missing"), cwd=tmp_path)
+    result = run_infoppo("report", str(tmp_path / "missing"), cwd=tmp_path)
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == [f"error: no such directory: {tmp_path / 'missing'}"]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_infoppo
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -221,21 +219,9 @@ def test_grid_size_is_values_times_arms_times_seeds(seeds: int, kind: str) -> No
 # --------------------------------------------------------------------------- the command line
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "infoppo_cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "lam"
-    result = run_cli(
+    result = run_infoppo(
         "sweep", "lambda", "--values", "0.9,0.95", "--eval-bench", "aime25", "--out", str(out),
         "--dry-run", "--data", "train.jsonl", cwd=tmp_path,
     )  # fmt: skip
@@ -254,7 +240,7 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
 
 
 def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path) -> None:
-    result = run_cli(
+    result = run_infoppo(
         "sweep", "norm", "--values", "batch", "--address", "http://head:8265", "--max-parallel", "3",
         "--out", str(tmp_path / "n"), "--dry-run", cwd=tmp_path,
     )  # fmt: skip
@@ -278,7 +264,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
     ],
 )
 def test_bad_sweep_options_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    result = run_cli(*args, cwd=tmp_path)
+    result = run_infoppo(*args, cwd=tmp_path)
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
+from cli_process import run_infoppo
 from typer.testing import CliRunner
 
 from infoppo_cli.cli import app
@@ -24,12 +24,6 @@ def dry_run(*args: str) -> str:
     result = runner.invoke(app, ["train", "--dry-run", *args])
     assert result.exit_code == 0, result.output
     return result.output
-
-
-def infoppo(*args: str, timeout: int = 60) -> subprocess.CompletedProcess:
-    """The real console entry point, as a user runs it."""
-    cmd = [sys.executable, "-m", "infoppo_cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 def test_every_preset_is_offered():
@@ -119,7 +113,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
 
 
 def test_console_script_prints_one_line_and_exits_2():
-    done = infoppo("train", "--preset", "nope", "--dry-run")
+    done = run_infoppo("train", "--preset", "nope", "--dry-run")
     assert done.returncode == 2
     assert done.stderr.strip().startswith("error: unknown preset 'nope'")
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
@@ -128,7 +122,7 @@ def test_console_script_prints_one_line_and_exits_2():
 def test_no_gpu_exits_1_and_points_at_dry_run(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text('{"prompt": "p", "label": "1"}\n')
-    done = infoppo(
+    done = run_infoppo(
         "train", "--preset", "qwen3-4b", "--data", str(data), "--output-dir", str(tmp_path / "run")
     )
     assert done.returncode == 1
