@@ -45,6 +45,6 @@ extras=test
 [ "$mode" = gpu ] && extras=gpu,test
 DS_BUILD_OPS=0 "${pip[@]}" -e ".[$extras]"
 
-"$venv/bin/python" -c "import torch, openrlhf, infoppo_cli; print('install: torch', torch.__version__, '| infoppo', infoppo_cli.__version__)"
+"$venv/bin/python" -W ignore::FutureWarning -c "import torch, openrlhf, infoppo_cli; print('install: torch', torch.__version__, '| infoppo', infoppo_cli.__version__)"
 rm -f "$venv"/.infoppo-*
 touch "$stamp"
