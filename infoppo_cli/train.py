@@ -24,7 +24,7 @@ def summary_table(plan: TrainPlan) -> Table:
     table.add_column("setting", style="bold")
     table.add_column("value")
     rows: list[tuple[str, Any]] = [
-        ("model", plan.preset.model),
+        ("model", plan.flags["actor.model_name_or_path"]),
         ("method", f"{plan.method.name}: {plan.method.summary}"),
         ("advantage estimator", flags.get("algo.advantage.estimator")),
         ("gamma / lambda", f"{flags.get('algo.advantage.gamma')} / {flags.get('algo.advantage.lambd')}"),
@@ -99,7 +99,7 @@ def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
         "config": {
             "preset": plan.preset.name,
             "method": plan.method.name,
-            "model": plan.preset.model,
+            "model": plan.flags["actor.model_name_or_path"],
             "request": asdict(plan.request),
             "openrlhf_flags": plan.flags,
             "infotime": plan.infotime,

@@ -32,6 +32,7 @@ class TrainRequest:
 
     preset: str
     method: str = "infoppo"
+    model: str | None = None
     data: str | None = None
     output_dir: str | None = None
     gamma: float | None = None
@@ -136,9 +137,10 @@ def _derived_flags(chosen: Preset, algo: Method, req: TrainRequest, data: str, o
         raise UsageError(
             f"{nodes * gpus} GPUs cannot hold vLLM engines of {chosen.vllm_tensor_parallel} GPUs"
         )
-    flags: dict[str, Any] = {"actor.model_name_or_path": chosen.model}
+    model = req.model or chosen.model
+    flags: dict[str, Any] = {"actor.model_name_or_path": model}
     if algo.uses_critic:
-        flags["critic.model_name_or_path"] = chosen.model  # paper: the critic starts from the same model
+        flags["critic.model_name_or_path"] = model  # paper: the critic starts from the same model
         flags["critic.lr_warmup_ratio"] = 0.0  # paper: no critic warm-up
     for role in ("actor", "critic", "ref", "reward"):
         flags[f"{role}.num_nodes"] = nodes

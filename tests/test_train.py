@@ -193,3 +193,9 @@ def test_dry_run_notes_data_that_is_not_prepared_yet(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = dry_run("--preset", "qwen3-4b")
     assert "does not exist yet" in out and "infoppo data prep dapo-math-17k" in out
+
+
+def test_model_option_replaces_actor_and_critic():
+    out = dry_run("--preset", "qwen3-4b", "--model", "Qwen/Qwen3-0.6B-Base")
+    assert "--actor.model_name_or_path Qwen/Qwen3-0.6B-Base" in out
+    assert "--critic.model_name_or_path Qwen/Qwen3-0.6B-Base" in out

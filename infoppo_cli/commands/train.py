@@ -57,6 +57,7 @@ def presets_command() -> None:
 def train_command(
     preset: str = typer.Option(None, "--preset", "-p", help="Model preset (see `infoppo presets`)."),
     method: str = typer.Option("infoppo", help="infoppo | ppo | dapo | dapo-ft"),
+    model: str = typer.Option(None, help="Another model (HF id or path) with the preset's settings."),
     data: str = typer.Option(
         None, help="Prompt JSONL from `infoppo data prep` (default data/dapo-math-17k.jsonl)."
     ),
@@ -92,6 +93,7 @@ def train_command(
     request = TrainRequest(
         preset=preset,
         method=method,
+        model=model,
         data=data,
         output_dir=output_dir,
         gamma=gamma,
