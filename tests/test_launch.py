@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import runpy
 import subprocess
-import sys
 
 import pytest
 
@@ -89,10 +88,14 @@ def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(mo
     assert remote["py_modules"][0].__name__ == "infoppo_cli"
 
 
-def test_launch_without_gpu_stops_with_a_clear_message(tmp_path):
-    cmd = [sys.executable, "-m", "infoppo_cli.openrlhf_adapter.launch", "--infotime.method", "infoppo"]
+@pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
+def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_path):
+    """`infoppo train`'s exact command: every flag is accepted, Ray starts, no GPU is found."""
+    from infoppo_cli.train_plan import TrainRequest, plan_training
+
+    plan = plan_training(TrainRequest(preset="qwen3-4b", method=method), strict_data=False)
     env = {"RAY_USAGE_STATS_ENABLED": "0", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    done = subprocess.run(plan.command(), capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert done.returncode != 0
     assert "infoppo: no GPU in this machine" in done.stderr
     assert "Traceback" not in done.stderr
