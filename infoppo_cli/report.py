@@ -127,30 +127,19 @@ def _is_number(value: Any) -> bool:
 
 
 def read_metrics_jsonl(path: Path, notes: list[str], label: str) -> list[dict[str, float]]:
-    """The numeric fields of every well-formed line with a numeric ``step``, in step order; a step
-    logged twice (after a resume) keeps its later line. Bad lines become notes."""
+    """The numeric fields of each step of a ``metrics.jsonl`` (read by the trainer's own reader:
+    a step logged twice after a resume keeps its later values). Bad lines become notes."""
+    from infoppo_cli.train_metrics import read_metrics_counting
+
     if not path.exists():
         notes.append(f"{label}: no metrics.jsonl")
         return []
-    rows: dict[float, dict[str, float]] = {}
-    bad = 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            bad += 1
-            continue
-        if not isinstance(row, dict) or not _is_number(row.get("step")):
-            bad += 1
-            continue
-        rows[float(row["step"])] = {key: float(value) for key, value in row.items() if _is_number(value)}
+    records, bad = read_metrics_counting(path)
     if bad:
         notes.append(f"{label}: skipped {bad} malformed line(s) of metrics.jsonl")
-    if not rows:
+    if not records:
         notes.append(f"{label}: metrics.jsonl has no training steps")
-    return [rows[step] for step in sorted(rows)]
+    return [{key: float(value) for key, value in row.items() if _is_number(value)} for row in records]
 
 
 def read_eval_metrics(path: Path, notes: list[str], label: str) -> dict[str, dict[str, Any]]:

@@ -113,17 +113,25 @@ class TrainMetricsLog:
 
 def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a ``metrics.jsonl``, one per step sorted by step; for a repeated step, later
-    lines win field by field.
+    lines win field by field. Malformed lines (a torn last line after a crash) are skipped."""
+    return read_metrics_counting(path)[0]
 
-    A torn last line (a crash mid-write) is skipped.
-    """
+
+def read_metrics_counting(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
+    """:func:`read_metrics`, plus how many non-blank lines were malformed and skipped."""
     by_step: dict[int, dict[str, Any]] = {}
-    with Path(path).open(encoding="utf-8") as handle:
+    malformed = 0
+    with Path(path).open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
+            if not line.strip():
+                continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
+                malformed += 1
                 continue
-            if isinstance(record, dict) and isinstance(record.get("step"), int):
-                by_step[record["step"]] = {**by_step.get(record["step"], {}), **record}
-    return [by_step[step] for step in sorted(by_step)]
+            if not isinstance(record, dict) or not isinstance(record.get("step"), int):
+                malformed += 1
+                continue
+            by_step[record["step"]] = {**by_step.get(record["step"], {}), **record}
+    return [by_step[step] for step in sorted(by_step)], malformed
