@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -63,19 +64,13 @@ def summary_table(plan: TrainPlan) -> Table:
 def invocation_text(plan: TrainPlan) -> str:
     """The exact command, one flag (with its values) per line, ready to paste into a shell."""
     command = plan.command()
-    lines = [" ".join(command[:3])]
+    lines = [shlex.join(command[:3])]
     for token in command[3:]:
         if token.startswith("--"):
             lines.append(token)
         else:
-            lines[-1] += f" {_quote(token)}"
+            lines[-1] += f" {shlex.quote(token)}"
     return " \\\n  ".join(lines)
-
-
-def _quote(token: str) -> str:
-    import shlex
-
-    return shlex.quote(token)
 
 
 def _git_commit() -> str | None:
@@ -168,7 +163,8 @@ def run_training(plan: TrainPlan) -> int:
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     first_start = (previous or {}).get("start_time", started)
     path = plan.output_dir / MANIFEST
-    atomic_write_json(path, manifest(plan, "running", start_time=first_start, last_start_time=started))
+    record = manifest(plan, "running", start_time=first_start, last_start_time=started)
+    atomic_write_json(path, record)
     process = subprocess.Popen(plan.command())
     try:
         code = process.wait()
@@ -178,10 +174,6 @@ def run_training(plan: TrainPlan) -> int:
     else:
         status = "finished" if code == 0 else "failed"
     ended = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    atomic_write_json(
-        path,
-        manifest(
-            plan, status, start_time=first_start, last_start_time=started, end_time=ended, exit_code=code
-        ),
-    )
+    record.update(status=status, end_time=ended, exit_code=code)
+    atomic_write_json(path, record)
     return code
