@@ -58,7 +58,7 @@ def build_synthetic_parquet(path: Path, rows: int = FULL_ROWS, seed: int = 0) ->
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from infoppo_cli.templates import render_prompt
+    from infoppo_cli.data.templates import render_prompt
 
     rng = random.Random(seed)
     n_indices = max(1, rows // REPEATS)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 TESTS_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS_DIR))
+SUPPORT_DIR = TESTS_DIR / "support"
+sys.path.insert(0, str(SUPPORT_DIR))
 
 import import_stand_ins  # noqa: E402
 
@@ -43,7 +44,7 @@ def local_ray():
     import ray
 
     repo = str(TESTS_DIR.parent)
-    python_path = os.pathsep.join(filter(None, [str(TESTS_DIR), repo, os.environ.get("PYTHONPATH")]))
+    python_path = os.pathsep.join(filter(None, [str(SUPPORT_DIR), repo, os.environ.get("PYTHONPATH")]))
     ray.init(
         num_cpus=2,
         include_dashboard=False,

@@ -11,10 +11,10 @@ from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
+from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, step_record
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
-from infoppo_cli.train_metrics import TrainMetricsLog, step_record
 
 # Ray actor classes cannot be subclassed through their remote wrapper; the class underneath can.
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__

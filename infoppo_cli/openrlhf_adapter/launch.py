@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
-from infoppo_cli.versions import require_openrlhf
+from infoppo_cli.resources import require_openrlhf
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
 

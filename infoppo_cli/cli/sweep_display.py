@@ -1,0 +1,143 @@
+"""What ``infoppo sweep`` shows: the grid table, the command lines, live progress and the summary."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from rich.table import Table
+
+from infoppo_cli.cli.console import console, progress_bar
+from infoppo_cli.sweep.grid import KINDS, RAY_JOB_TRAIN_ARGS, SweepPlan, option_name
+from infoppo_cli.sweep.state import PhaseRecord, RunRecord, SweepState
+
+_STATUS_STYLE = {"pending": "dim", "running": "cyan", "done": "green", "failed": "red"}
+
+
+def _parameter_columns(plan: SweepPlan) -> list[str]:
+    spec = KINDS[plan.kind]
+    return [flag.lstrip("-") for flag in (*spec.flags, *spec.held)]
+
+
+def _parameter_cell(column: str, value: float | str, passed: set[str | None]) -> str:
+    if f"--{column}" in passed:  # a passed-through train option replaces the held value
+        return "(passed)"
+    if isinstance(value, str):
+        return value
+    return repr(float(value)) if column in ("gamma", "lambd") else f"{value:g}"
+
+
+def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
+    """The grid as a table: one row per run with its arm, method, parameters, seed and status."""
+    table = Table(title=f"{plan.kind} sweep, preset {plan.preset}: {len(plan.points)} runs")
+    table.add_column("run", style="bold")
+    table.add_column("time")
+    table.add_column("method")
+    columns = _parameter_columns(plan)
+    for column in columns:
+        table.add_column(column, justify="right")
+    table.add_column("seed", justify="right")
+    table.add_column("status")
+    known = {run.name: run for run in state.runs} if state else {}
+    passed = {option_name(token) for token in plan.extra_train_args}
+    for point in plan.points:
+        parameters = point.parameters()
+        status = known[point.name].status if point.name in known else "new"
+        style = _STATUS_STYLE.get(status, "")
+        table.add_row(
+            point.name,
+            point.time,
+            point.method,
+            *(_parameter_cell(column, parameters[column], passed) for column in columns),
+            str(point.seed),
+            f"[{style}]{status}[/]" if style else status,
+        )
+    return table
+
+
+def command_lines(plan: SweepPlan, in_ray_job: bool = False) -> list[str]:
+    """Every command the sweep would run, in order, as shell-quoted lines."""
+    lines = []
+    for point in plan.points:
+        for phase, command in plan.phases(point):
+            extra = list(RAY_JOB_TRAIN_ARGS) if in_ray_job and phase == "train" else []
+            lines.append(shlex.join([*command, *extra]))
+    return lines
+
+
+def print_dry_run(plan: SweepPlan, state: SweepState | None, where: str, in_ray_job: bool) -> None:
+    """Print the grid table and every command line (``--dry-run``)."""
+    console.print(plan_table(plan, state))
+    console.print(f"Runs would go {where}; output in {plan.out_dir}", highlight=False)
+    for line in command_lines(plan, in_ray_job):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+class ProgressReporter:
+    """A Rich progress bar over the sweep's runs, with one line per started and finished run."""
+
+    def __init__(self) -> None:
+        self._progress = progress_bar()
+        self._task = None
+        self._active: dict[str, str] = {}
+
+    def begin(self, total: int, description: str) -> None:
+        self._progress.console.print(f"Running {total} run(s) {description}", highlight=False)
+        self._progress.start()
+        self._task = self._progress.add_task("sweep", total=total)
+
+    def _describe(self) -> None:
+        shown = ", ".join(f"{name} ({phase})" for name, phase in self._active.items()) or "sweep"
+        self._progress.update(self._task, description=shown)
+
+    def phase_started(self, run: RunRecord, phase: PhaseRecord, attached: bool) -> None:
+        verb = "re-attached to" if attached else "started"
+        log = Path(run.output_dir) / f"{phase.name}.log"
+        where = (
+            f"Ray job {phase.ray_job_id}, log copied to {log} when it ends"
+            if phase.ray_job_id
+            else f"log: {log}"
+        )
+        self._progress.console.print(f"{verb} {run.name} {phase.name}  ({where})", highlight=False)
+        self._active[run.name] = phase.name
+        self._describe()
+
+    def run_finished(self, run: RunRecord, phase: PhaseRecord) -> None:
+        self._active.pop(run.name, None)
+        if run.status == "done":
+            line = f"[green]done[/] {run.name} in {_duration(run.duration_s)}"
+        else:
+            log = Path(run.output_dir) / f"{phase.name}.log"
+            line = f"[red]failed[/] {run.name}: {run.error} (log: {log})"
+        self._progress.console.print(line, highlight=False)
+        self._progress.advance(self._task)
+        self._describe()
+
+    def end(self) -> None:
+        self._progress.stop()
+
+
+def summary_table(state: SweepState, names: list[str]) -> Table:
+    """Status, attempts and duration of the runs ``names``."""
+    table = Table(title=f"{state.kind} sweep {state.path.parent}")
+    for column in ("run", "status", "attempts", "duration", "note"):
+        table.add_column(column)
+    for name in names:
+        run = state.run(name)
+        style = _STATUS_STYLE[run.status]
+        table.add_row(
+            run.name,
+            f"[{style}]{run.status}[/]",
+            str(run.attempts),
+            _duration(run.duration_s),
+            run.error or "",
+        )
+    return table

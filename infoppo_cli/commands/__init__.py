@@ -1,1 +1,0 @@
-"""Thin Typer command modules; each delegates to a library module in ``infoppo_cli``."""

@@ -1,0 +1,1 @@
+"""Evaluation: the benchmark registry, generation backends, the resumable sample store, statistics."""

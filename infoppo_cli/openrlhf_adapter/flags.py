@@ -1,0 +1,131 @@
+"""OpenRLHF 0.11.2's command-line flags: rendering, ``--set`` parsing, and validation by its own parser.
+
+``openrlhf.cli.train_ppo_ray`` builds its ``argparse`` parser inline under ``if __name__ == "__main__"``
+and imports vLLM at module level. To validate flags on any machine (a laptop has no vLLM), the
+statements of that block up to ``parse_args()`` are executed on their own: the parser is exactly
+OpenRLHF's, read from the installed file, and nothing else of the module runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import importlib.util
+from functools import cache
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+
+ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
+
+
+def _calls_parse_args(node: ast.stmt) -> bool:
+    return any(
+        isinstance(sub, ast.Attribute) and sub.attr in ("parse_args", "parse_known_args")
+        for sub in ast.walk(node)
+    )
+
+
+@cache
+def openrlhf_parser() -> argparse.ArgumentParser:
+    """OpenRLHF's own ``train_ppo_ray`` argument parser (see the module docstring)."""
+    spec = importlib.util.find_spec(ENTRY_MODULE)
+    if spec is None or spec.origin is None:
+        raise UsageError(f"cannot find {ENTRY_MODULE}: is openrlhf installed?")
+    with open(spec.origin, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), filename=spec.origin)
+    guard = next(node for node in tree.body if _is_main_guard(node))
+    statements = []
+    for node in guard.body:
+        if _calls_parse_args(node):
+            break
+        statements.append(node)
+    namespace: dict[str, Any] = {"argparse": argparse, "datetime": datetime.datetime}
+    exec(compile(ast.Module(body=statements, type_ignores=[]), spec.origin, "exec"), namespace)
+    return namespace["parser"]
+
+
+def _actions_by_flag() -> dict[str, argparse.Action]:
+    return {opt: action for action in openrlhf_parser()._actions for opt in action.option_strings}
+
+
+def render(flags: dict[str, Any]) -> list[str]:
+    """Command-line tokens for ``flags`` (dotted name → value), one flag after another.
+
+    ``True`` is a bare switch, ``False`` and ``None`` are left out, lists give several values.
+    """
+    argv: list[str] = []
+    for name, value in flags.items():
+        if value is None or value is False:
+            continue
+        argv.append(f"--{name}")
+        if value is True:
+            continue
+        values = value if isinstance(value, list | tuple) else [value]
+        argv.extend(_token(v) for v in values)
+    return argv
+
+
+def _token(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def parse_set_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` from ``--set`` as (dotted flag name, value), checked against OpenRLHF's flags.
+
+    A switch takes true/false; a multi-value flag takes values separated by commas or spaces.
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip().removeprefix("--")
+    if not sep or not key:
+        raise UsageError(f"--set expects KEY=VALUE (e.g. rollout.n_samples_per_prompt=8), got {text!r}")
+    action = _actions_by_flag().get(f"--{key}")
+    if action is None:
+        raise UsageError(f"--set {key}: OpenRLHF {_version()} has no flag --{key}{_suggestion(key)}")
+    raw = raw.strip()
+    if action.nargs == 0:
+        lowered = raw.lower()
+        if lowered not in ("true", "false", "1", "0", "yes", "no"):
+            raise UsageError(f"--set {key} is a switch: give true or false, got {raw!r}")
+        return key, lowered in ("true", "1", "yes")
+    if action.nargs in ("+", "*") or isinstance(action.nargs, int):
+        return key, [part for part in raw.replace(",", " ").split() if part]
+    return key, raw
+
+
+def _suggestion(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(f"--{key}", list(_actions_by_flag()), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _version() -> str:
+    from infoppo_cli.resources import installed_version
+
+    return installed_version("openrlhf") or "(not installed)"
+
+
+def validate(argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv`` with OpenRLHF's parser; any error becomes a one-line :class:`UsageError`."""
+    parser = openrlhf_parser()
+
+    def fail(message: str) -> None:
+        raise UsageError(f"OpenRLHF rejects the flags: {message}")
+
+    original_error = parser.error
+    parser.error = fail  # type: ignore[method-assign]
+    try:
+        return parser.parse_args(argv)
+    finally:
+        parser.error = original_error  # type: ignore[method-assign]

@@ -1,0 +1,126 @@
+"""infoppo's training reward, loaded by OpenRLHF 0.11.2 through ``--reward.remote_url <this file>``.
+
+OpenRLHF imports this file by path inside each vLLM rollout actor and calls :func:`reward_func` from a
+worker thread, once per sample. Answers are judged by :mod:`infoppo_cli.grading`, the grader evaluation
+uses, in worker processes with a hard per-response deadline (math-verify's own signal timeouts do not
+work on a thread). The function never raises and never waits longer than that deadline per response:
+anything that goes wrong scores as incorrect and is counted in ``extra_logs``.
+
+Environment variables (set them for the Ray job):
+  ``INFOPPO_REWARD_STYLE``    ``binary`` (default: 1 correct, 0 otherwise) or ``signed`` (+1 / -1, as DAPO).
+  ``INFOPPO_REWARD_WORKERS``  grading processes per rollout actor (default: 4, at most the cores).
+  ``INFOPPO_REWARD_TIMEOUT``  seconds one response may take to grade (default: 10).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+import threading
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any
+
+try:
+    from infoppo_cli import grading
+except ImportError:  # loaded by path on a machine where infoppo is not installed: use this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from infoppo_cli import grading
+
+STYLE_ENV = "INFOPPO_REWARD_STYLE"
+WORKERS_ENV = "INFOPPO_REWARD_WORKERS"
+TIMEOUT_ENV = "INFOPPO_REWARD_TIMEOUT"
+STYLES = ("binary", "signed")
+
+_logger = logging.getLogger("infoppo.reward")
+_pool: grading.GradingPool | None = None
+_pool_lock = threading.Lock()
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        _logger.warning("%s=%r is not a number; using %s", name, os.environ[name], default)
+        return default
+    return value if value > 0 else default
+
+
+def reward_style() -> str:
+    """``binary`` or ``signed``, from ``INFOPPO_REWARD_STYLE`` (unknown values fall back to binary)."""
+    style = os.environ.get(STYLE_ENV, "binary").strip().lower() or "binary"
+    if style not in STYLES:
+        _logger.warning("%s=%r is not one of %s; using binary", STYLE_ENV, style, ", ".join(STYLES))
+        return "binary"
+    return style
+
+
+def grading_pool() -> grading.GradingPool:
+    """This process's grading workers, started on first use and shared by every calling thread."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            workers = int(_env_number(WORKERS_ENV, min(4, grading.default_workers())))
+            _pool = grading.GradingPool(workers=workers, timeout=_env_number(TIMEOUT_ENV, 10.0))
+            atexit.register(_pool.close)
+        return _pool
+
+
+def response_text(query: str, prompt: str) -> str:
+    """The generated part of ``query`` (OpenRLHF passes prompt and response decoded together)."""
+    if prompt and query.startswith(prompt):
+        return query[len(prompt) :]
+    # Decoding can add a BOS token or respell the start of the prompt; its end is reliable.
+    tail = prompt[-200:] if prompt else ""
+    at = query.find(tail) if tail else -1
+    return query[at + len(tail) :] if at >= 0 else query
+
+
+def _verdicts(queries: list[Any], prompts: list[Any], labels: list[Any]) -> list[grading.Verdict]:
+    pairs, to_grade = [], []
+    for index, (query, prompt, label) in enumerate(zip_longest(queries, prompts, labels)):
+        gold = "" if label is None else str(label).strip()
+        pairs.append((response_text(str(query or ""), str(prompt or "")), gold))
+        if gold:
+            to_grade.append(index)
+    verdicts = [grading.Verdict(False, None, "error")] * len(pairs)  # no gold answer: cannot be correct
+    if to_grade:
+        graded = grading_pool().grade([pairs[index] for index in to_grade])
+        for index, verdict in zip(to_grade, graded, strict=True):
+            verdicts[index] = verdict
+    return verdicts
+
+
+def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwargs: Any) -> dict[str, Any]:
+    """Score each response 1/0 (or +1/-1): ``{"rewards", "scores", "extra_logs"}`` as OpenRLHF expects.
+
+    ``scores`` are always 1/0 (they feed dynamic filtering); ``extra_logs`` holds per-sample flags
+    ``accuracy``, ``answer_found``, ``grade_timeout`` and ``grade_error``.
+    """
+    import torch
+
+    queries, prompts, labels = list(queries or []), list(prompts or []), list(labels or [])
+    count = max(len(queries), len(prompts), len(labels))
+    try:
+        verdicts = _verdicts(queries, prompts, labels)
+    except Exception:
+        _logger.exception("infoppo reward: grading failed; these %d responses score as incorrect", count)
+        verdicts = [grading.Verdict(False, None, "error")] * count
+    correct = torch.tensor([1.0 if v.correct else 0.0 for v in verdicts])
+    rewards = correct * 2.0 - 1.0 if reward_style() == "signed" else correct.clone()
+
+    def flag(condition: Any) -> torch.Tensor:
+        return torch.tensor([1.0 if condition(v) else 0.0 for v in verdicts])
+
+    return {
+        "rewards": rewards,
+        "scores": correct,
+        "extra_logs": {
+            "accuracy": correct.clone(),
+            "answer_found": flag(lambda v: v.extracted is not None),
+            "grade_timeout": flag(lambda v: v.reason == "timeout"),
+            "grade_error": flag(lambda v: v.reason == "error"),
+        },
+    }

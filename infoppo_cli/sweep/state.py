@@ -1,0 +1,371 @@
+"""``OUT/sweep.json``: the record of a sweep's runs, written atomically after every change.
+
+Each run has phases (``train``, then ``eval`` when asked); a run's status follows from its phases:
+``failed`` if one failed, ``done`` when all are done, ``running`` while one runs, else ``pending``.
+Re-opening a sweep resumes it: done runs are skipped, failed ones reset only with ``retry_failed``,
+and running ones are left for the runner to re-attach (a Ray job) or mark interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import json
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.atomic import atomic_write_json
+from infoppo_cli.errors import UsageError
+from infoppo_cli.sweep.grid import GridPoint, SweepPlan
+
+STATE_FILE = "sweep.json"
+SCHEMA_VERSION = 1
+LOCK_FILE = ".sweep.lock"
+STATUSES: tuple[str, ...] = ("pending", "running", "done", "failed")
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with seconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _seconds_between(start: str | None, end: str) -> float | None:
+    if start is None:
+        return None
+    delta = _dt.datetime.fromisoformat(end) - _dt.datetime.fromisoformat(start)
+    return round(delta.total_seconds(), 3)
+
+
+@dataclass
+class PhaseRecord:
+    """One command of a run (``train`` or ``eval``) and how its last attempt went."""
+
+    name: str
+    command: list[str]
+    status: str = "pending"
+    exit_code: int | None = None
+    started: str | None = None
+    finished: str | None = None
+    duration_s: float | None = None
+    log: str | None = None
+    """Log file, relative to the run directory."""
+    launched: list[str] | None = None
+    """The argv actually started (the command plus e.g. ``--resume``)."""
+    pid: int | None = None
+    ray_job_id: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class RunRecord:
+    """One grid point of the sweep."""
+
+    name: str
+    kind: str
+    value: Any
+    value_label: str
+    time: str
+    method: str
+    seed: int
+    parameters: dict[str, Any]
+    output_dir: str
+    phases: list[PhaseRecord]
+    status: str = "pending"
+    attempts: int = 0
+    started: str | None = None
+    finished: str | None = None
+    duration_s: float | None = None
+    error: str | None = None
+
+    def phase(self, name: str) -> PhaseRecord:
+        """The phase called ``name`` (``train`` or ``eval``)."""
+        return next(phase for phase in self.phases if phase.name == name)
+
+    def next_phase(self) -> PhaseRecord | None:
+        """The first phase not yet done, or None when the run is complete."""
+        return next((phase for phase in self.phases if phase.status != "done"), None)
+
+    def running_phase(self) -> PhaseRecord | None:
+        """The phase in flight, if any."""
+        return next((phase for phase in self.phases if phase.status == "running"), None)
+
+    def refresh_status(self) -> None:
+        """Derive the run's status from its phases."""
+        statuses = [phase.status for phase in self.phases]
+        if "failed" in statuses:
+            self.status = "failed"
+        elif all(status == "done" for status in statuses):
+            self.status = "done"
+        elif "running" in statuses:
+            self.status = "running"
+        else:
+            self.status = "pending"
+
+
+@dataclass
+class SweepState:
+    """The whole ``sweep.json``; every mutation goes through a method that saves it."""
+
+    path: Path
+    kind: str
+    preset: str
+    sweep_id: str
+    created: str
+    updated: str
+    command: list[str]
+    settings: dict[str, Any]
+    versions: dict[str, Any]
+    runs: list[RunRecord] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- persistence
+
+    def save(self) -> None:
+        """Write the state atomically: a reader sees the previous or the new file, never half of one."""
+        self.updated = now_iso()
+        document: dict[str, Any] = {"schema": SCHEMA_VERSION}
+        stored = (f.name for f in fields(self) if f.name not in ("path", "runs"))
+        document.update({name: getattr(self, name) for name in stored})
+        document["runs"] = [asdict(run) for run in self.runs]
+        atomic_write_json(self.path, document)
+
+    @classmethod
+    def load(cls, path: Path) -> SweepState:
+        """Read a ``sweep.json``; a malformed one is a :class:`UsageError` naming the file."""
+        try:
+            document = json.loads(Path(path).read_text(encoding="utf-8"))
+            if document.get("schema") != SCHEMA_VERSION:
+                raise ValueError(f"unsupported schema {document.get('schema')!r}")
+            runs = [_run_from_dict(run) for run in document.pop("runs")]
+            document.pop("schema")
+            return cls(path=Path(path), runs=runs, **document)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise UsageError(f"cannot read sweep state {path}: {exc}") from None
+
+    # ---------------------------------------------------------------- queries
+
+    def run(self, name: str) -> RunRecord:
+        """The run called ``name``."""
+        return next(run for run in self.runs if run.name == name)
+
+    def counts(self, names: Iterable[str] | None = None) -> dict[str, int]:
+        """How many runs (of ``names``, default all) have each status."""
+        chosen = set(names) if names is not None else None
+        counts = dict.fromkeys(STATUSES, 0)
+        for run in self.runs:
+            if chosen is None or run.name in chosen:
+                counts[run.status] += 1
+        return counts
+
+    # ---------------------------------------------------------------- transitions
+
+    def start_phase(
+        self, run: RunRecord, phase: PhaseRecord, launched: list[str], log: str, new_attempt: bool
+    ) -> None:
+        """Mark ``phase`` running and save; ``new_attempt`` when it starts the run (again) rather than
+        continuing it with its next phase."""
+        stamp = now_iso()
+        if new_attempt:
+            run.attempts += 1
+            run.started = stamp
+            run.finished = run.duration_s = run.error = None
+        phase.status = "running"
+        phase.launched = list(launched)
+        phase.log = log
+        phase.started = stamp
+        phase.finished = phase.duration_s = phase.exit_code = phase.pid = phase.ray_job_id = None
+        phase.note = None
+        run.refresh_status()
+        self.save()
+
+    def record_handle(self, phase: PhaseRecord, *, pid: int | None = None, job_id: str | None = None) -> None:
+        """Remember how to find a running phase again (its pid or Ray job id) and save."""
+        phase.pid = pid
+        phase.ray_job_id = job_id
+        self.save()
+
+    def finish_phase(
+        self, run: RunRecord, phase: PhaseRecord, exit_code: int, note: str | None = None
+    ) -> None:
+        """Record a finished phase (exit 0 = done, anything else = failed) and save."""
+        stamp = now_iso()
+        phase.exit_code = exit_code
+        phase.status = "done" if exit_code == 0 else "failed"
+        phase.finished = stamp
+        phase.duration_s = _seconds_between(phase.started, stamp)
+        phase.note = note
+        run.refresh_status()
+        if run.status in ("done", "failed"):
+            run.finished = stamp
+            run.duration_s = _seconds_between(run.started, stamp)
+            run.error = None if run.status == "done" else f"{phase.name} exited with code {exit_code}"
+            if note:
+                run.error += f": {note}"
+        self.save()
+
+    def mark_interrupted(self, run: RunRecord, phase: PhaseRecord, note: str) -> None:
+        """Put a phase that stopped without a result back to pending, keeping why, and save."""
+        phase.status = "pending"
+        phase.finished = now_iso()
+        phase.duration_s = _seconds_between(phase.started, phase.finished)
+        phase.pid = None
+        phase.note = note
+        run.refresh_status()
+        run.error = note
+        self.save()
+
+
+def _run_from_dict(data: dict[str, Any]) -> RunRecord:
+    phases = [PhaseRecord(**phase) for phase in data.pop("phases")]
+    if data.get("status") not in STATUSES:
+        raise ValueError(f"run {data.get('name')!r} has unknown status {data.get('status')!r}")
+    return RunRecord(phases=phases, **data)
+
+
+def _new_run(plan: SweepPlan, point: GridPoint) -> RunRecord:
+    return RunRecord(
+        name=point.name,
+        kind=point.kind,
+        value=list(point.value) if isinstance(point.value, tuple) else point.value,
+        value_label=point.value_label,
+        time=point.time,
+        method=point.method,
+        seed=point.seed,
+        parameters=point.parameters(),
+        output_dir=str(plan.run_dir(point)),
+        phases=[PhaseRecord(name=name, command=command) for name, command in plan.phases(point)],
+    )
+
+
+@dataclass(frozen=True)
+class ResumeSummary:
+    """What opening an existing sweep found."""
+
+    created: bool
+    done: tuple[str, ...] = ()
+    failed_kept: tuple[str, ...] = ()
+    failed_retried: tuple[str, ...] = ()
+    running: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+def open_sweep(
+    plan: SweepPlan,
+    *,
+    command: list[str],
+    settings: dict[str, Any],
+    retry_failed: bool = False,
+) -> tuple[SweepState, ResumeSummary]:
+    """Create ``OUT/sweep.json`` for ``plan`` or resume the one there.
+
+    Resuming keeps each existing run's record. A run whose train command changed (other options, so
+    another experiment in the same directory) is a :class:`UsageError`; a changed or added eval phase
+    that has not run yet is replaced. Failed phases go back to pending only with ``retry_failed``.
+    """
+    from infoppo_cli.resources import stack_versions
+
+    path = plan.out_dir / STATE_FILE
+    if not path.exists():
+        stamp = now_iso()
+        state = SweepState(
+            path=path,
+            kind=plan.kind,
+            preset=plan.preset,
+            sweep_id=secrets.token_hex(4),
+            created=stamp,
+            updated=stamp,
+            command=list(command),
+            settings=dict(settings),
+            versions=stack_versions(),
+            runs=[_new_run(plan, point) for point in plan.points],
+        )
+        state.save()
+        return state, ResumeSummary(created=True)
+
+    state = SweepState.load(path)
+    if (state.kind, state.preset) != (plan.kind, plan.preset):
+        raise UsageError(
+            f"{plan.out_dir} holds a {state.kind} sweep of preset {state.preset}; "
+            f"choose another --out for a {plan.kind} sweep of {plan.preset}"
+        )
+    added, failed_kept, failed_retried = [], [], []
+    known = {run.name: run for run in state.runs}
+    for point in plan.points:
+        fresh = _new_run(plan, point)
+        run = known.get(point.name)
+        if run is None:
+            state.runs.append(fresh)
+            added.append(fresh.name)
+            continue
+        _reconcile_phases(run, fresh)
+        if run.status == "failed":
+            if retry_failed:
+                for phase in run.phases:
+                    if phase.status == "failed":
+                        phase.status, phase.note = "pending", "retry requested (--retry-failed)"
+                run.refresh_status()
+                failed_retried.append(run.name)
+            else:
+                failed_kept.append(run.name)
+    state.command = list(command)
+    state.settings = dict(settings)
+    state.save()
+    names = {point.name for point in plan.points}
+    return state, ResumeSummary(
+        created=False,
+        done=tuple(run.name for run in state.runs if run.name in names and run.status == "done"),
+        failed_kept=tuple(failed_kept),
+        failed_retried=tuple(failed_retried),
+        running=tuple(run.name for run in state.runs if run.name in names and run.status == "running"),
+        added=tuple(added),
+    )
+
+
+def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
+    stored = {phase.name: phase for phase in run.phases}
+    old_train, new_train = stored["train"], fresh.phase("train")
+    if old_train.command != new_train.command and old_train.status != "pending":
+        raise UsageError(
+            f"run {run.name} in {Path(run.output_dir).parent} was started with another train command; "
+            "use a new --out for different train options"
+        )
+    phases = []
+    for new in fresh.phases:
+        old = stored.get(new.name)
+        keep = old is not None and (old.command == new.command or old.status == "running")
+        phases.append(old if keep else new)
+    # A phase this invocation does not ask for (e.g. eval without --eval-bench) keeps its record once it ran.
+    wanted = {phase.name for phase in fresh.phases}
+    phases += [old for old in run.phases if old.name not in wanted and old.status != "pending"]
+    run.phases = phases
+    run.refresh_status()
+
+
+@contextlib.contextmanager
+def sweep_lock(out_dir: Path) -> Iterator[None]:
+    """Hold ``OUT/.sweep.lock`` so that two sweep processes never drive the same directory.
+
+    The lock is an ``flock``: the kernel releases it when the holder exits, however it exits.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK_FILE, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise UsageError(
+                f"{out_dir} is in use by another infoppo sweep ({holder}); wait for it"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,326 @@
+"""The benchmark registry and loader, on small local files in each source's real column layout."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from cli_process import run_infoppo
+from hypothesis import given
+from hypothesis import strategies as st
+
+from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.benchmarks import (
+    BENCH_NAMES,
+    Problem,
+    bench_spec,
+    bench_table,
+    load_bench,
+    load_registry,
+    normalize_gold,
+    resolve_bench_names,
+)
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+# --- registry -----------------------------------------------------------------------------------------
+
+
+def test_registry_has_the_five_benchmarks_with_their_sizes():
+    registry = load_registry()
+    assert tuple(registry) == BENCH_NAMES == ("amc23", "aime24", "aime25", "aime26", "beyondaime")
+    assert {name: spec.size for name, spec in registry.items()} == {
+        "amc23": 40,
+        "aime24": 30,
+        "aime25": 30,
+        "aime26": 30,
+        "beyondaime": 100,
+    }
+    for spec in registry.values():
+        assert spec.hf_id.count("/") == 1 and spec.split in ("train", "test")
+        assert spec.license and spec.problem_column and spec.answer_column
+
+
+def test_registry_sources_follow_the_recommended_defaults():
+    assert bench_spec("aime25").configs == ("AIME2025-I", "AIME2025-II")
+    assert bench_spec("aime25").config == "AIME2025-I,AIME2025-II"
+    assert bench_spec("aime24").config is None
+    assert (bench_spec("aime26").hf_id, bench_spec("aime26").split) == ("MathArena/aime_2026", "train")
+    assert (bench_spec("beyondaime").hf_id, bench_spec("beyondaime").split) == (
+        "ByteDance-Seed/BeyondAIME",
+        "test",
+    )
+    assert bench_spec("aime26").license == "CC BY-NC-SA 4.0"
+
+
+def test_unknown_bench_lists_the_valid_names():
+    with pytest.raises(
+        UsageError, match=r"unknown benchmark 'aime23'; choose from: amc23, aime24, aime25, aime26"
+    ):
+        bench_spec("aime23")
+
+
+def test_resolve_bench_names():
+    assert resolve_bench_names("all") == list(BENCH_NAMES)
+    assert resolve_bench_names("aime24, aime25,aime24") == ["aime24", "aime25"]
+    with pytest.raises(UsageError, match="unknown benchmark 'gsm8k'"):
+        resolve_bench_names("aime24,gsm8k")
+    with pytest.raises(UsageError, match="no benchmark given"):
+        resolve_bench_names(" , ")
+
+
+def test_bench_table_shows_every_bench():
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(bench_table())
+    text = console.export_text()
+    for spec in load_registry().values():
+        assert spec.name in text and spec.hf_id in text and spec.license in text
+
+
+# --- gold answers -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "gold"),
+    [
+        (27.0, "27"),
+        (-1.0, "-1"),
+        ("27.0", "27"),
+        ("025", "25"),
+        ("000", "0"),
+        (7, "7"),
+        ("336^\\circ", "336"),
+        ("336^{\\circ}", "336"),
+        ("90°", "90"),
+        ("$73$", "73"),
+        ("\\boxed{073}", "73"),
+        ("1,625", "1625"),
+        ("\\frac{109}{33}", "\\frac{109}{33}"),
+        (0.5, "0.5"),
+        ("2.50", "2.50"),
+        (None, ""),
+        ("  ", ""),
+    ],
+)
+def test_normalize_gold(raw, gold):
+    assert normalize_gold(raw) == gold
+
+
+def test_normalize_gold_numpy_scalars():
+    import numpy as np
+
+    assert normalize_gold(np.float64(27.0)) == "27"
+    assert normalize_gold(np.int64(25)) == "25"
+
+
+@given(st.integers(-(10**12), 10**12))
+def test_integer_answers_in_any_spelling_normalise_to_one_string(n):
+    spellings = [n, float(n), f"{n}.0", f"${n}$", f"{n}^\\circ", f"\\boxed{{{n}}}", f"{n:+d}"]
+    if n >= 0:
+        spellings.append(f"{n:05d}")
+    assert {normalize_gold(s) for s in spellings} == {str(n)}
+
+
+@given(st.text(max_size=30))
+def test_normalize_gold_is_idempotent(text):
+    once = normalize_gold(text)
+    assert normalize_gold(once) == once
+
+
+# --- loaders on local files in each real layout -------------------------------------------------------
+
+
+def test_amc23_qwen_layout_with_float_answers_in_parquet(tmp_path, capsys):
+    # Qwen2.5-Math / FlippyDora layout: id, problem, answer (float64), url, question.
+    table = pa.table(
+        {
+            "id": [0, 7, 11],
+            "problem": ["P0", "P7", "P11"],
+            "answer": [27.0, -1.0, 3159.0],
+            "url": ["u"] * 3,
+            "question": ["Q0", "Q7", "Q11"],
+        }
+    )
+    pq.write_table(table, tmp_path / "amc.parquet")
+    problems = load_bench("amc23", tmp_path / "amc.parquet")
+    assert problems == [
+        Problem("amc23", "0", "Q0", "27"),  # the registry's problem column (question) wins
+        Problem("amc23", "7", "Q7", "-1"),
+        Problem("amc23", "11", "Q11", "3159"),
+    ]
+    assert "amc23: expected 40 problems but found 3" in capsys.readouterr().err
+
+
+def test_amc23_math_ai_layout_full_size_is_silent(tmp_path, capsys):
+    rows = [{"id": i, "question": f"Q{i}", "answer": f"{i}.0", "url": "u"} for i in range(40)]
+    problems = load_bench("amc23", write_jsonl(tmp_path / "amc.jsonl", rows))
+    assert len(problems) == 40 and problems[5].answer == "5"
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_aime24_h4_layout_keeps_answer_not_solution_and_strips_leading_zeros(tmp_path):
+    rows = [
+        {
+            "id": 60,
+            "problem": "Find m+n.",
+            "solution": "Long text ... 025",
+            "answer": "025",
+            "url": "u",
+            "year": 2024,
+        },
+        {"id": 61, "problem": "Find k.", "solution": "... so 73.", "answer": "073", "url": "u", "year": 2024},
+    ]
+    problems = load_bench("aime24", write_jsonl(tmp_path / "aime24.jsonl", rows))
+    assert [(p.id, p.answer) for p in problems] == [("60", "25"), ("61", "73")]
+
+
+def test_aime24_maxwell_jia_layout_with_capitalised_columns_in_csv(tmp_path):
+    with (tmp_path / "aime24.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["ID", "Problem", "Solution", "Answer"])
+        writer.writerow(["2024-I-1", "Every morning Aya walks.", "...", "204"])
+        writer.writerow(["2024-I-2", "There exist real numbers.", "...", "025"])
+    problems = load_bench("aime24", tmp_path / "aime24.csv")
+    assert problems == [
+        Problem("aime24", "2024-I-1", "Every morning Aya walks.", "204"),
+        Problem("aime24", "2024-I-2", "There exist real numbers.", "25"),
+    ]
+
+
+def test_aime25_opencompass_layout_with_degrees(tmp_path):
+    rows = [{"question": "Find the angle.", "answer": "336^\\circ"}, {"question": "Find n.", "answer": "70"}]
+    problems = load_bench("aime25", write_jsonl(tmp_path / "aime2025-I.jsonl", rows))
+    assert [(p.id, p.answer) for p in problems] == [("1", "336"), ("2", "70")]
+
+
+def test_aime26_matharena_layout_with_int_answers_in_json(tmp_path):
+    rows = [
+        {"problem_idx": 1, "answer": 277, "problem": "P1"},
+        {"problem_idx": 2, "answer": 62, "problem": "P2"},
+    ]
+    (tmp_path / "aime26.json").write_text(json.dumps(rows))
+    problems = load_bench("aime26", tmp_path / "aime26.json")
+    assert problems == [Problem("aime26", "1", "P1", "277"), Problem("aime26", "2", "P2", "62")]
+
+
+def test_beyondaime_layout_and_json_with_a_data_key(tmp_path):
+    rows = [{"problem": f"B{i}", "answer": str(33_124_147 - i)} for i in range(100)]
+    (tmp_path / "beyond.json").write_text(json.dumps({"data": rows}))
+    problems = load_bench("beyondaime", tmp_path / "beyond.json")
+    assert len(problems) == 100 and problems[0] == Problem("beyondaime", "1", "B0", "33124147")
+
+
+def test_dapo_aime_file_is_deduplicated(tmp_path, capsys):
+    # BytedTsinghua-SIA/AIME-2024 repeats each problem 32x in DAPO's verl layout.
+    rows = []
+    for index, (problem, answer) in enumerate([("Find x.", "540"), ("Find y.", "73")]):
+        for _ in range(32):
+            rows.append(
+                {
+                    "data_source": "math_dapo",
+                    "prompt": [{"content": render_prompt(problem), "role": "user"}],
+                    "ability": "MATH",
+                    "reward_model": {"ground_truth": answer, "style": "rule-lighteval/MATH_v2"},
+                    "extra_info": {"index": index},
+                }
+            )
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "aime-2024.parquet")
+    problems = load_bench("aime24", tmp_path / "aime-2024.parquet")
+    assert problems == [Problem("aime24", "0", "Find x.", "540"), Problem("aime24", "1", "Find y.", "73")]
+    assert "62 repeated problem rows" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{"problem": "P", "answer": ""}], "row 1 of aime24 has an empty or missing answer"),
+        ([{"problem": "P", "answer": None}], "row 1 of aime24 has an empty or missing answer"),
+        ([{"problem": "P", "answer": "1"}, {"problem": " ", "answer": "2"}], "row 2 of aime24 has an empty"),
+        ([{"text": "P", "answer": "1"}], "no problem/question column found; columns are text, answer"),
+        ([{"problem": "P", "score": "1"}], "no answer column found"),
+        ([{"id": 1, "problem": "P", "answer": "1"}, {"id": 1, "problem": "Q", "answer": "2"}], "id '1'"),
+    ],
+)
+def test_bad_files_raise_one_clear_error(tmp_path, rows, message):
+    with pytest.raises(UsageError, match=message):
+        load_bench("aime24", write_jsonl(tmp_path / "bad.jsonl", rows))
+
+
+def test_unreadable_or_missing_files(tmp_path):
+    (tmp_path / "broken.jsonl").write_text('{"problem": "P", "answer": "1"}\n{oops\n')
+    with pytest.raises(UsageError, match=r"broken\.jsonl:2: not valid JSON"):
+        load_bench("aime24", tmp_path / "broken.jsonl")
+    with pytest.raises(UsageError, match="no such file"):
+        load_bench("aime24", tmp_path / "absent.parquet")
+    with pytest.raises(UsageError, match=r"unsupported file type \.txt"):
+        load_bench("aime24", tmp_path / "aime.txt")
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(UsageError, match="holds no rows"):
+        load_bench("aime24", tmp_path / "empty.jsonl")
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
+    with pytest.raises(UsageError, match=r"bad\.parquet: cannot read parquet"):
+        load_bench("aime24", tmp_path / "bad.parquet")
+
+
+def test_hub_loading_concatenates_configs(monkeypatch, capsys):
+    # Only the network is replaced: each config comes back as a real `datasets.Dataset`.
+    import datasets
+
+    calls = []
+
+    def load_dataset(path, name, split, revision):
+        calls.append((path, name, split, revision))
+        answers = ["336^\\circ"] + [f"{i:03d}" for i in range(1, 15)]
+        return datasets.Dataset.from_list(
+            [{"question": f"{name} P{i}", "answer": a} for i, a in enumerate(answers)]
+        )
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    problems = load_bench("aime25")
+    assert calls == [
+        ("opencompass/AIME2025", "AIME2025-I", "test", None),
+        ("opencompass/AIME2025", "AIME2025-II", "test", None),
+    ]
+    assert len(problems) == 30 and "warning" not in capsys.readouterr().err
+    assert problems[0] == Problem("aime25", "AIME2025-I-1", "AIME2025-I P0", "336")
+    assert problems[15] == Problem("aime25", "AIME2025-II-1", "AIME2025-II P0", "336")
+    assert problems[29].id == "AIME2025-II-15" and problems[29].answer == "14"
+
+
+def test_hub_loading_offline_says_to_pass_a_data_file(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(UsageError) as caught:
+        load_bench("aime26")
+    message = str(caught.value)
+    assert "MathArena/aime_2026" in message and "--data-file PATH" in message and "\n" not in message
+
+
+# --- the command line ---------------------------------------------------------------------------------
+
+
+def test_benches_command_prints_the_registry():
+    done = run_infoppo("benches")
+    assert done.returncode == 0, done.stderr
+    for spec in load_registry().values():
+        assert spec.name in done.stdout and spec.hf_id in done.stdout and str(spec.size) in done.stdout
+
+
+def test_unknown_bench_on_the_command_line_is_one_line_and_exit_2():
+    done = run_infoppo("eval", "--bench", "aime23", "--model", "some/model")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: unknown benchmark 'aime23'; choose from: amc23, aime24, aime25, aime26, beyondaime (or 'all')"
+    ]

@@ -1,0 +1,114 @@
+"""infoppo's Ray actor subclasses run, and patch, inside real Ray worker processes (local Ray, CPU)."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+import torch
+from openrlhf_fixtures import openrlhf_args, rollout_experiences, stand_in_for_model_loading
+
+from infoppo_cli.openrlhf_adapter.metrics_log import read_metrics
+from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+
+
+def test_policy_actor_patches_are_active_in_the_worker(local_ray):
+    from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
+
+    actor = InfoPolicyModelActor.options(num_gpus=0, num_cpus=1).remote(1, 0, None, None)
+    status = local_ray.get(actor.infoppo_status.remote())
+    assert status["class"] == "InfoPolicyModelActor"
+    assert status["experience_fields"] == ["old_entropy", "info_rho"]
+    assert not status["chunked_entropy"] and not status["info_policy_loss"]
+
+    worker_pid = local_ray.get(actor.__ray_call__.remote(stand_in_for_model_loading))
+    strategy = SimpleNamespace(
+        args=openrlhf_args(settings=InfoSettings(method="infoppo", entropy_chunk_size=64))
+    )
+    local_ray.get(actor.init_model_from_pretrained.remote(strategy, "unused-model-path"))
+    status = local_ray.get(actor.infoppo_status.remote())
+    assert status["chunked_entropy"] and status["info_policy_loss"]
+    assert worker_pid != os.getpid()
+
+    # the patches are process-local: this (driver) process is untouched
+    import openrlhf.models.actor as actor_module
+
+    assert not getattr(actor_module.compute_entropy, "_infoppo_chunked", False)
+    local_ray.kill(actor)
+
+
+def test_experience_maker_splits_the_actors_tuple_results(local_ray):
+    from openrlhf.trainer.ppo_utils.kl_controller import FixedKLController
+
+    from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
+
+    strategy = SimpleNamespace(args=openrlhf_args())
+    maker = InfoExperienceMaker(
+        None, None, None, None, FixedKLController(0.0), strategy, None, settings=InfoSettings()
+    )
+    pairs = [(torch.full((2, 3), -float(i)), torch.full((2, 3), float(i))) for i in range(3)]
+    refs = [local_ray.put([pair]) for pair in pairs]
+    log_probs = maker._flatten_results(refs, 1)
+    assert [float(x[0, 0]) for x in log_probs] == [0.0, -1.0, -2.0]
+    assert [float(h[0, 0]) for h in maker._pending_entropy] == [0.0, 1.0, 2.0]
+    plain = maker._flatten_results([local_ray.put([torch.ones(2)])], 1)  # critic / reference results
+    assert torch.equal(plain[0], torch.ones(2))
+
+
+def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
+    """An InfoPPOTrainer instance without models: enough state for upstream's logging method."""
+    from infoppo_cli.openrlhf_adapter.actors import InfoPPOTrainer
+    from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog
+
+    trainer = object.__new__(InfoPPOTrainer.__ray_actor_class__)
+    trainer.args = openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28")
+    trainer.args.ckpt.save_steps = float("inf")
+    trainer.args.eval.steps = eval_steps
+    trainer.settings = InfoSettings(method=method)
+    trainer.eval_dataloader = None
+    trainer.wandb_logger = trainer.tensorboard_logger = None
+    trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl")
+    return trainer
+
+
+@pytest.mark.parametrize("method", ["infoppo", "ppo"])
+def test_trainer_writes_one_metrics_line_per_step(tmp_path, method):
+    trainer = _bare_trainer(tmp_path, method)
+    status = {"rollout/reward_mean": 0.25, "policy_loss": torch.tensor(0.5), "critic_loss": 1.5, "kl": 0.0}
+    if method == "infoppo":
+        status.update(rho_mean=0.4, entropy_mean=1.2, clip_upper_mean=3.0, clip_lower_mean=0.4)
+    for step in (1, 2):
+        trainer.save_logs_and_checkpoints(step, dict(status), {})
+    records = read_metrics(tmp_path / "metrics.jsonl")
+    assert [r["step"] for r in records] == [1, 2]
+    assert records[0]["reward_mean"] == 0.25 and records[0]["policy_loss"] == 0.5
+    if method == "infoppo":
+        assert records[0]["rho_mean"] == 0.4 and records[0]["clip_upper_mean"] == 3.0
+    else:  # constant PPO bounds fill the same columns
+        assert records[0]["clip_lower_mean"] == pytest.approx(0.8)
+        assert records[0]["clip_upper_mean"] == pytest.approx(1.28)
+
+
+def test_trainer_merges_in_training_eval_into_the_step_line(tmp_path, monkeypatch):
+    from openrlhf.trainer.ppo_trainer import BasePPOTrainer
+
+    trainer = _bare_trainer(tmp_path, "infoppo", eval_steps=2)
+    trainer.eval_dataloader = object()
+    monkeypatch.setattr(
+        type(trainer).__mro__[1],
+        "evaluate",
+        lambda self, step, **kw: {"eval_aime24_pass1": 0.125},
+        raising=False,
+    )
+    assert issubclass(type(trainer), BasePPOTrainer)
+    trainer.save_logs_and_checkpoints(2, {"rollout/reward_mean": 0.5}, {})
+    assert not (tmp_path / "metrics.jsonl").exists()  # held until the eval of step 2 arrives
+    trainer.evaluate(2)
+    (record,) = read_metrics(tmp_path / "metrics.jsonl")
+    assert record["reward_mean"] == 0.5 and record["eval_aime24"] == pytest.approx(12.5)
+
+
+def test_rollout_fixture_is_realistic():
+    (exp,) = rollout_experiences(n_experiences=1)
+    assert exp.values[~exp.action_mask].abs().sum() == 0

@@ -1,0 +1,101 @@
+"""The entry point: infoppo's classes are what OpenRLHF's train() builds; settings reach args."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import subprocess
+
+import pytest
+
+from infoppo_cli.openrlhf_adapter.launch import ENTRY_MODULE, install, ray_runtime_env
+from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
+
+
+@pytest.fixture
+def restore_openrlhf(monkeypatch):
+    """install() rebinds module attributes of OpenRLHF; put them back after each test."""
+    import openrlhf.trainer.ppo_trainer as trainer_module
+    import openrlhf.trainer.ray.ppo_actor as actor_module
+    import openrlhf.utils.config as config_module
+
+    monkeypatch.setattr(actor_module, "PolicyModelActor", actor_module.PolicyModelActor)
+    monkeypatch.setattr(trainer_module, "PPOTrainer", trainer_module.PPOTrainer)
+    monkeypatch.setattr(config_module, "hierarchize", config_module.hierarchize)
+
+
+def entry_module_globals() -> dict:
+    """Execute train_ppo_ray's module body (not its __main__ block), as the real launch does first."""
+    return runpy.run_module(ENTRY_MODULE, run_name="infoppo_probe")
+
+
+def test_split_argv_separates_our_settings():
+    argv = ["--infotime.method", "dapo-ft", "--infotime.eps_low_info", "5", "--actor.adam.lr", "1e-6", "--x"]
+    settings, rest = split_argv(argv)
+    assert settings.method == "dapo-ft" and settings.eps_low_info == 5.0 and settings.norm == "batch"
+    assert rest == ["--actor.adam.lr", "1e-6", "--x"]
+
+
+@pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
+def test_train_builds_infoppo_actor_and_trainer(method, restore_openrlhf):
+    from openrlhf.trainer.ray.launcher import RayActorGroup
+
+    from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
+
+    install(InfoSettings(method=method))
+    module = entry_module_globals()
+    assert module["PolicyModelActor"] is InfoPolicyModelActor  # what train() hands to RayActorGroup
+    assert module["RayActorGroup"] is RayActorGroup
+    from openrlhf.trainer.ppo_trainer import PPOTrainer  # train() imports it at call time
+
+    assert PPOTrainer is InfoPPOTrainer
+    upstream_actor = InfoPolicyModelActor.__ray_actor_class__.__mro__[1]
+    assert (
+        upstream_actor.__name__ == "PolicyModelActor"
+        and upstream_actor.__module__ == "openrlhf.trainer.ray.ppo_actor"
+    )
+
+
+def test_ppo_keeps_openrlhf_actor(restore_openrlhf):
+    import openrlhf.trainer.ray.ppo_actor as actor_module
+
+    upstream = actor_module.PolicyModelActor
+    install(InfoSettings(method="ppo"))
+    assert entry_module_globals()["PolicyModelActor"] is upstream
+
+
+def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
+    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
+
+    settings = InfoSettings(method="infoppo", norm="sentence", metrics_path="/tmp/m.jsonl")
+    install(settings)
+    from openrlhf.utils.config import hierarchize  # as the CLI's __main__ block imports it
+
+    args = hierarchize(openrlhf_parser().parse_args([]))
+    assert InfoSettings.from_args(args) == settings
+    flat = openrlhf_parser().parse_args(["--train.async_enable"])
+    with pytest.raises(SystemExit, match="async"):
+        hierarchize(flat)
+    assert isinstance(flat, argparse.Namespace)
+
+
+def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
+    local = ray_runtime_env(InfoSettings())
+    assert local["env_vars"]["INFOPPO_REWARD_STYLE"] == "signed"
+    assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
+    remote = ray_runtime_env(InfoSettings(ray_address="ray://head:10001"))
+    assert remote["py_modules"][0].__name__ == "infoppo_cli"
+
+
+@pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
+def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_path):
+    """`infoppo train`'s exact command: every flag is accepted, Ray starts, no GPU is found."""
+    from infoppo_cli.train.plan import TrainRequest, plan_training
+
+    plan = plan_training(TrainRequest(preset="qwen3-4b", method=method), strict_data=False)
+    env = {"RAY_USAGE_STATS_ENABLED": "0", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(plan.command(), capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "infoppo: no GPU in this machine" in done.stderr
+    assert "Traceback" not in done.stderr

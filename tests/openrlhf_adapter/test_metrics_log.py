@@ -1,0 +1,65 @@
+"""metrics.jsonl: fixed names for the paper's diagnostics, crash-tolerant reading."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, read_metrics, step_record
+
+
+def test_step_record_maps_openrlhf_keys():
+    status = {
+        "rollout/reward_mean": 0.5,
+        "rollout/response_length_mean": 812.0,
+        "policy_loss": torch.tensor(-0.1),
+        "critic_loss": 0.3,
+        "rho_mean": 0.42,
+        "info_discount_mean": 0.7,
+        "kl": 0.0,
+        "generated_samples": ["text", 1.0],
+        "nan_metric": float("nan"),
+    }
+    record = step_record(5, status)
+    assert record["step"] == 5 and record["reward_mean"] == 0.5 and record["response_length_mean"] == 812.0
+    assert record["policy_loss"] == pytest.approx(-0.1) and record["rho_mean"] == 0.42
+    assert record["kl"] == 0.0 and "generated_samples" not in record and "nan_metric" not in record
+    assert "rollout/reward_mean" not in record  # not repeated under its OpenRLHF name
+    fixed = step_record(1, {}, fixed_clip=(0.2, 0.28))
+    assert fixed["clip_lower_mean"] == pytest.approx(0.8) and fixed["clip_upper_mean"] == pytest.approx(1.28)
+
+
+def test_eval_fields_give_percent_accuracy():
+    fields = eval_fields({"eval_aime24_pass1": 0.25, "eval_aime24_pass4": 0.5, "eval_num_samples": 120})
+    assert fields["eval_aime24"] == 25.0 and fields["eval_aime24_pass4"] == 0.5
+
+
+def test_log_holds_a_step_until_its_eval(tmp_path):
+    path = tmp_path / "m" / "metrics.jsonl"
+    log = TrainMetricsLog(path)
+    log.record_step({"step": 1, "reward_mean": 0.1}, eval_follows=False)
+    log.record_step({"step": 2, "reward_mean": 0.2}, eval_follows=True)
+    assert len(path.read_text().splitlines()) == 1
+    log.record_eval(2, {"eval_aime25_pass1": 0.5})
+    log.record_step({"step": 3}, eval_follows=True)
+    log.flush()  # end of training: nothing held back is lost
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == [
+        {"step": 1, "reward_mean": 0.1},
+        {"step": 2, "reward_mean": 0.2, "eval_aime25_pass1": 0.5, "eval_aime25": 50.0},
+        {"step": 3},
+    ]
+
+
+def test_read_metrics_tolerates_a_torn_line_and_repeated_steps(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 2, "reward_mean": 0.2}\n{"step": 1, "reward_mean": 0.1}\n'
+        '{"step": 2, "reward_mean": 0.3, "rho_mean": 0.5}\n{"step": 3, "rew'
+    )
+    assert read_metrics(path) == [
+        {"step": 1, "reward_mean": 0.1},
+        {"step": 2, "reward_mean": 0.3, "rho_mean": 0.5},
+    ]

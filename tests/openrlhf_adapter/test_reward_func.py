@@ -1,0 +1,188 @@
+"""The training reward file, loaded and called the way OpenRLHF 0.11.2 does it."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import infoppo_cli
+from infoppo_cli.data.templates import render_prompt
+
+REWARD_FILE = Path(infoppo_cli.__file__).resolve().parent / "openrlhf_adapter" / "reward_func.py"
+PROBLEM = "Find the largest possible real part of $z$."
+PROMPT = f"<|im_start|>user\n{render_prompt(PROBLEM)}<|im_end|>\n<|im_start|>assistant\n"
+PATHOLOGICAL = "Therefore \\boxed{9^{9^{9}}}"
+
+
+def query(response: str, prompt: str = PROMPT) -> str:
+    """What OpenRLHF passes as a query: prompt and response decoded together, special tokens kept."""
+    return prompt + response + "<|im_end|>"
+
+
+def load_by_path(name: str = "reward_func"):
+    """Exactly SingleTurnAgentExecutor's loading code."""
+    spec = importlib.util.spec_from_file_location(name, str(REWARD_FILE))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def call_in_thread(function, *args, **kwargs):
+    """Call ``function`` on a non-main thread, as asyncio.to_thread does, with a stall guard."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["result"] = function(*args, **kwargs)
+        except BaseException as exc:  # surfaced below
+            box["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=90)
+    assert not thread.is_alive(), "reward_func stalled"
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+@pytest.fixture(scope="module")
+def reward_module():
+    saved = {key: os.environ.get(key) for key in ("INFOPPO_REWARD_TIMEOUT", "INFOPPO_REWARD_WORKERS")}
+    os.environ["INFOPPO_REWARD_TIMEOUT"] = "2"
+    os.environ["INFOPPO_REWARD_WORKERS"] = "2"
+    module = load_by_path()
+    yield module
+    if module._pool is not None:
+        module._pool.close()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def rewards_of(module, responses, labels):
+    return call_in_thread(
+        module.reward_func, [query(r) for r in responses], [PROMPT] * len(responses), labels
+    )
+
+
+def test_single_sample_correct_and_wrong(reward_module):
+    out = rewards_of(reward_module, ["Let me think.\n\nAnswer: 540"], ["540"])
+    assert torch.equal(out["rewards"], torch.tensor([1.0]))
+    assert torch.equal(out["scores"], torch.tensor([1.0]))
+    out = rewards_of(reward_module, ["... so \\boxed{541}"], ["540"])
+    assert torch.equal(out["rewards"], torch.tensor([0.0]))
+
+
+def test_a_batch_of_mixed_responses(reward_module):
+    responses = [
+        "Answer: 073",  # correct despite the leading zero
+        "\\boxed{\\frac{1}{2}}",  # correct
+        "I think it is 540",  # no anchored answer
+        "We compute 5 + 3 and the result is \\boxed{",  # truncated mid-answer
+        "Answer: 12",  # wrong
+        PATHOLOGICAL,  # must time out, not hang
+    ]
+    labels = ["73", "0.5", "540", "8", "13", "540"]
+    started = time.monotonic()
+    out = rewards_of(reward_module, responses, labels)
+    assert time.monotonic() - started < 30
+    assert out["rewards"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    logs = out["extra_logs"]
+    assert logs["accuracy"].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert logs["answer_found"].tolist() == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+    assert logs["grade_timeout"].tolist() == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert logs["grade_error"].tolist() == [0.0] * 6
+
+
+def test_the_prompt_s_own_answer_instruction_is_not_read_as_an_answer(reward_module):
+    # DAPO's prompt contains 'Answer: $Answer' and 'after "Answer:".' - a bare response has no answer.
+    out = rewards_of(reward_module, ["I am still thinking"], ["540"])
+    assert out["extra_logs"]["answer_found"].tolist() == [0.0]
+
+
+def test_query_whose_prefix_was_respelled_by_decoding(reward_module):
+    bos_query = "<|begin_of_text|>" + query("Answer: 540")
+    out = call_in_thread(reward_module.reward_func, [bos_query], [PROMPT], ["540"])
+    assert out["rewards"].tolist() == [1.0]
+
+
+def test_signed_rewards_keep_scores_binary(reward_module, monkeypatch):
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
+    out = rewards_of(reward_module, ["Answer: 540", "Answer: 1"], ["540", "540"])
+    assert out["rewards"].tolist() == [1.0, -1.0]
+    assert out["scores"].tolist() == [1.0, 0.0]
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "bogus")
+    assert rewards_of(reward_module, ["Answer: 1"], ["540"])["rewards"].tolist() == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("queries", "prompts", "labels", "expected"),
+    [
+        ([], [], [], []),
+        ([query("Answer: 5")], [PROMPT], [""], [0.0]),  # no label (--data.label_key unset)
+        ([query("Answer: 5")], None, None, [0.0]),
+        ([None], [None], [None], [0.0]),
+        ([query("Answer: 5"), query("Answer: 6")], [PROMPT], ["5"], [1.0, 0.0]),  # ragged lists
+        ([query("Answer: 5")], [PROMPT], [5], [1.0]),  # a non-string label
+    ],
+)
+def test_malformed_input_never_raises(reward_module, queries, prompts, labels, expected):
+    out = call_in_thread(reward_module.reward_func, queries, prompts, labels, extra="ignored")
+    assert out["rewards"].tolist() == expected
+    assert set(out) == {"rewards", "scores", "extra_logs"}
+
+
+def test_grading_failure_scores_zero_instead_of_raising(reward_module, monkeypatch):
+    def broken_pool():
+        raise RuntimeError("no processes can be started")
+
+    monkeypatch.setattr(reward_module, "grading_pool", broken_pool)
+    out = rewards_of(reward_module, ["Answer: 540"], ["540"])
+    assert out["rewards"].tolist() == [0.0] and out["extra_logs"]["grade_error"].tolist() == [1.0]
+
+
+def test_openrlhf_single_turn_executor_loads_and_calls_it(monkeypatch):
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    monkeypatch.setenv("INFOPPO_REWARD_TIMEOUT", "2")
+
+    executor = SingleTurnAgentExecutor(remote_rm_url=str(REWARD_FILE))
+    module = sys.modules.get(executor.reward_func.__module__)
+    try:
+        results = asyncio.run(
+            executor._fetch_rewards_via_func(
+                [query("Answer: 540"), query(PATHOLOGICAL)], [PROMPT, PROMPT], ["540", "540"]
+            )
+        )
+    finally:
+        pool = executor.reward_func.__globals__["_pool"]
+        if pool is not None:
+            pool.close()
+    assert module is None or module.__file__ == str(REWARD_FILE)
+    assert [r["rewards"].item() for r in results] == [1.0, 0.0]  # one call per sample, lists of length 1
+
+
+def test_the_file_imports_where_infoppo_is_not_installed(tmp_path):
+    # -S: no site-packages, so infoppo_cli is only reachable through the file's own fallback.
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('reward_func', {str(REWARD_FILE)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "print(module.grading.__name__, callable(module.reward_func))\n"
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["infoppo_cli.grading", "True"]

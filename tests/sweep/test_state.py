@@ -1,0 +1,159 @@
+"""sweep.json: creation, transitions, resume semantics, refusal of a different sweep, the lock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep, sweep_lock
+
+
+def make_plan(tmp_path: Path, **options):
+    options.setdefault("values", ["0.999,0.99"])
+    return build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path / "sw", **options)
+
+
+def open_plan(plan, retry_failed: bool = False):
+    return open_sweep(plan, command=plan.sweep_command(), settings=plan.settings(), retry_failed=retry_failed)
+
+
+def finish(state: SweepState, name: str, *codes: int) -> None:
+    """Run the named run's phases to the given exit codes (one per phase, in order)."""
+    run = state.run(name)
+    for index, code in enumerate(codes):
+        phase = run.next_phase()
+        state.start_phase(run, phase, phase.command, f"{phase.name}.log", new_attempt=index == 0)
+        state.finish_phase(run, phase, code)
+
+
+def test_a_new_sweep_records_every_run_pending_with_its_parameters(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, eval_benches=("aime24",))
+    state, summary = open_plan(plan)
+    assert summary.created
+    document = json.loads((plan.out_dir / STATE_FILE).read_text())
+    assert document["kind"] == "gamma" and document["preset"] == "qwen3-4b"
+    assert document["settings"]["values"] == ["0.999", "0.99"]
+    assert document["versions"]["infoppo"]
+    assert [run["name"] for run in document["runs"]] == [p.name for p in plan.points]
+    first = document["runs"][0]
+    assert first["status"] == "pending" and first["attempts"] == 0
+    assert first["parameters"] == {"gamma": 0.999, "lambd": 0.99}
+    assert first["time"] == "info" and first["method"] == "infoppo" and first["seed"] == 1
+    assert first["output_dir"] == str(plan.out_dir / first["name"])
+    assert [phase["name"] for phase in first["phases"]] == ["train", "eval"]
+    assert first["phases"][0]["command"] == plan.train_command(plan.points[0])
+    reloaded = SweepState.load(plan.out_dir / STATE_FILE)
+    assert [run.name for run in reloaded.runs] == [run.name for run in state.runs]
+
+
+def test_run_status_follows_its_phases_with_timing_and_attempts(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, eval_benches=("aime24",))
+    state, _ = open_plan(plan)
+    run = state.runs[0]
+    train = run.next_phase()
+    state.start_phase(run, train, [*train.command, "--resume"], "train.log", new_attempt=True)
+    assert (run.status, run.attempts, train.status) == ("running", 1, "running")
+    assert train.launched[-1] == "--resume"
+    state.finish_phase(run, train, 0)
+    assert run.status == "pending" and train.status == "done" and train.duration_s is not None
+    evaluation = run.next_phase()
+    assert evaluation.name == "eval"
+    state.start_phase(run, evaluation, evaluation.command, "eval.log", new_attempt=False)
+    state.finish_phase(run, evaluation, 3, note="boom")
+    assert run.status == "failed" and run.attempts == 1
+    assert run.error == "eval exited with code 3: boom" and run.finished is not None
+    on_disk = SweepState.load(state.path).run(run.name)
+    assert on_disk.status == "failed" and on_disk.phase("eval").exit_code == 3
+
+
+def test_resume_skips_done_keeps_failed_and_retries_them_only_when_asked(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    state, _ = open_plan(plan)
+    done, failed, interrupted = plan.points[0].name, plan.points[1].name, plan.points[2].name
+    finish(state, done, 0)
+    finish(state, failed, 1)
+    run = state.run(interrupted)
+    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+
+    resumed, summary = open_plan(plan)
+    assert not summary.created
+    assert summary.done == (done,) and summary.failed_kept == (failed,) and summary.failed_retried == ()
+    assert summary.running == (interrupted,)
+    assert resumed.run(done).status == "done" and resumed.run(failed).status == "failed"
+    assert resumed.run(interrupted).status == "running"  # the runner re-attaches or marks it
+
+    retried, summary = open_plan(plan, retry_failed=True)
+    assert summary.failed_retried == (failed,)
+    run = retried.run(failed)
+    assert run.status == "pending" and run.phases[0].note.startswith("retry")
+    assert retried.run(done).status == "done" and run.attempts == 1
+
+
+def test_retry_keeps_a_done_train_phase_and_reruns_only_the_failed_eval(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, eval_benches=("aime24",))
+    state, _ = open_plan(plan)
+    name = plan.points[0].name
+    finish(state, name, 0, 1)
+    retried, _ = open_plan(plan, retry_failed=True)
+    run = retried.run(name)
+    assert [phase.status for phase in run.phases] == ["done", "pending"]
+    assert run.next_phase().name == "eval"
+
+
+def test_resume_adds_new_grid_points_and_eval_phases(tmp_path: Path) -> None:
+    state, _ = open_plan(make_plan(tmp_path))
+    finish(state, state.runs[0].name, 0)
+    wider = make_plan(tmp_path, values=["0.999,0.99,0.9"], eval_benches=("aime25",))
+    resumed, summary = open_plan(wider)
+    assert summary.added == ("gamma-0.9-info-seed1", "gamma-0.9-token-seed1")
+    first = resumed.runs[0]
+    assert [p.name for p in first.phases] == ["train", "eval"] and first.status == "pending"
+    assert first.phase("train").status == "done"
+    assert len(resumed.runs) == 6
+
+
+def test_a_different_sweep_or_train_command_in_the_same_directory_is_refused(tmp_path: Path) -> None:
+    state, _ = open_plan(make_plan(tmp_path))
+    finish(state, state.runs[0].name, 0)
+    with pytest.raises(UsageError, match="started with another train command"):
+        open_plan(make_plan(tmp_path, extra_train_args=["--set", "actor.lr=2e-6"]))
+    other = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sw")
+    with pytest.raises(UsageError, match="holds a gamma sweep"):
+        open_plan(other)
+
+
+def test_a_malformed_state_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / STATE_FILE
+    path.write_text('{"schema": 1, "runs": [')
+    with pytest.raises(UsageError, match=f"cannot read sweep state {path}"):
+        SweepState.load(path)
+    path.write_text(json.dumps({"schema": 99, "runs": []}))
+    with pytest.raises(UsageError, match="unsupported schema"):
+        SweepState.load(path)
+
+
+def test_a_failed_save_leaves_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, _ = open_plan(make_plan(tmp_path))
+    before = state.path.read_text()
+    run = state.runs[0]
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    monkeypatch.undo()
+    assert state.path.read_text() == before
+    assert not [p for p in state.path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_the_lock_admits_one_sweep_per_directory(tmp_path: Path) -> None:
+    with (
+        sweep_lock(tmp_path),
+        pytest.raises(UsageError, match="in use by another infoppo sweep"),
+        sweep_lock(tmp_path),
+    ):
+        pass
+    with sweep_lock(tmp_path):  # released again
+        pass

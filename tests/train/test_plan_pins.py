@@ -1,0 +1,62 @@
+"""The exact OpenRLHF command of every preset x method, pinned.
+
+A change to presets, methods or the plan shows up here as a diff of the command a researcher would
+launch. After a deliberate change, regenerate the pins with ``INFOPPO_UPDATE_PINS=1 pytest
+tests/train/test_plan_pins.py`` and review the diff of ``dry_run_pins.json`` like code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from infoppo_cli.train.plan import REWARD_FILE, TrainRequest, plan_training
+from infoppo_cli.train.presets import methods, preset_names
+
+PINS = Path(__file__).with_name("dry_run_pins.json")
+PROMPTS = 1000  # the warm-up ratio depends on the number of prompts
+
+
+@pytest.fixture(scope="module")
+def prompt_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "prompts.jsonl"
+    path.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(PROMPTS)))
+    return path
+
+
+def pinned_command(preset: str, method: str, data: Path, out: Path) -> list[str]:
+    plan = plan_training(TrainRequest(preset=preset, method=method, data=str(data), output_dir=str(out)))
+    replace = {
+        str(out): "<run>",
+        str(data): "<data>",
+        str(REWARD_FILE): "<reward>",
+        sys.executable: "<python>",
+    }
+    command = []
+    for token in plan.command():
+        for old, new in replace.items():
+            token = token.replace(old, new)
+        command.append(token)
+    return command
+
+
+def all_commands(data: Path, out: Path) -> dict[str, list[str]]:
+    return {
+        f"{preset} {method}": pinned_command(preset, method, data, out)
+        for preset in preset_names()
+        for method in methods()
+    }
+
+
+def test_every_dry_run_command_is_pinned(prompt_file, tmp_path):
+    commands = all_commands(prompt_file, tmp_path / "run")
+    if os.environ.get("INFOPPO_UPDATE_PINS"):
+        PINS.write_text(json.dumps(commands, indent=1) + "\n")
+    pinned = json.loads(PINS.read_text())
+    assert sorted(commands) == sorted(pinned), "presets or methods were added or removed"
+    for name, command in commands.items():
+        assert command == pinned[name], f"the command of {name} changed"

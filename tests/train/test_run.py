@@ -1,0 +1,201 @@
+"""`infoppo train` and `infoppo presets`: dry runs carry the paper's values; bad input fails cleanly."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from cli_process import run_infoppo
+from typer.testing import CliRunner
+
+from infoppo_cli.cli import app
+from infoppo_cli.errors import EnvironmentProblem, UsageError
+from infoppo_cli.train.plan import TrainPlan, TrainRequest, plan_training
+from infoppo_cli.train.presets import preset_names
+from infoppo_cli.train.run import manifest, run_training
+
+runner = CliRunner()
+PRESETS = ["qwen3-4b", "qwen3-8b", "qwen3-14b", "llama-3.2-3b-instruct"]
+METHODS = ["infoppo", "ppo", "dapo", "dapo-ft"]
+
+
+def dry_run(*args: str) -> str:
+    result = runner.invoke(app, ["train", "--dry-run", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_every_preset_is_offered():
+    assert preset_names() == sorted(PRESETS)
+    result = runner.invoke(app, ["presets"])
+    assert result.exit_code == 0
+    for name in PRESETS + METHODS:
+        assert name in result.output
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("method", METHODS)
+def test_dry_run_contains_the_paper_values(preset, method):
+    out = dry_run("--preset", preset, "--method", method)
+    response = "12288" if preset == "qwen3-14b" else "10240"
+    assert f"--rollout.max_new_tokens {response}" in out
+    assert "--actor.adam.lr 1e-06" in out and "--reward.remote_url" in out
+    assert "--rollout.temperature 1.0" in out
+    if method in ("infoppo", "ppo"):
+        assert "--critic.adam.lr 2e-06" in out and "--critic.lr_warmup_ratio 0.0" in out
+    if method == "infoppo":
+        paper = ["--algo.advantage.gamma 0.999", "--algo.advantage.lambd 0.99", "--infotime.norm batch"]
+        paper += ["--infotime.eps_low_info 10.0", "--infotime.eps_high_info 20.0"]
+        for flag in paper:
+            assert flag in out
+    if method == "ppo":
+        assert "--algo.advantage.gamma 1.0" in out and "--algo.advantage.lambd 1.0" in out
+        assert "--actor.eps_clip_low_high 0.2 0.28" in out
+    if method in ("dapo", "dapo-ft"):
+        assert "--algo.advantage.estimator group_norm" in out and "--algo.dynamic_filtering_enable" in out
+        assert "--actor.eps_clip_low_high 0.2 0.28" in out and "--reward.overlong_buffer_len" in out
+        assert "critic.model_name_or_path" not in out
+    if method == "dapo-ft":
+        assert "--infotime.top_entropy_frac 0.2" in out
+
+
+def test_dry_run_prints_one_flag_per_line_and_scales_layout():
+    out = dry_run("--preset", "qwen3-14b", "--nodes", "2", "--gpus-per-node", "4", "--seed", "7")
+    lines = [line.strip() for line in out.splitlines()]
+    assert "--vllm.num_engines 4 \\" in lines and "--vllm.tensor_parallel_size 2 \\" in lines
+    assert "--actor.num_nodes 2 \\" in lines and "--actor.num_gpus_per_node 4 \\" in lines
+    assert "--train.seed 7 \\" in lines
+
+
+def test_options_and_set_override_the_preset(tmp_path):
+    data = tmp_path / "prompts.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(1280)))
+    options = ["--preset", "qwen3-4b", "--gamma", "0.99", "--lambd", "0.95", "--norm", "sentence"]
+    options += ["--eps-low-info", "5", "--eps-high-info", "10", "--data", str(data)]
+    options += ["--set", "rollout.n_samples_per_prompt=4", "--set", "actor.eps_clip_low_high=0.1,0.2"]
+    out = dry_run(*options)
+    expected = ["--algo.advantage.gamma 0.99", "--algo.advantage.lambd 0.95", "--infotime.norm sentence"]
+    expected += [
+        "--infotime.eps_low_info 5.0",
+        "--rollout.n_samples_per_prompt 4",
+        "--actor.eps_clip_low_high 0.1 0.2",
+    ]
+    for flag in expected:
+        assert flag in out
+    # 1280 prompts x 4 samples / 128 per optimizer step = 40 steps; 10 warm-up steps = 0.25
+    assert "--actor.lr_warmup_ratio 0.25" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--preset", "qwen3-99b"], "unknown preset 'qwen3-99b'; choose one of: llama-3.2-3b-instruct"),
+        (["--preset", "qwen3-4b", "--method", "grpo"], "unknown method 'grpo'; choose one of: infoppo, ppo"),
+        (["--preset", "qwen3-4b", "--gamma", "1.5"], "--gamma must be in (0.0, 1.0]"),
+        (["--preset", "qwen3-4b", "--lambd", "-1"], "--lambd must be in [0.0, 1.0]"),
+        (["--preset", "qwen3-4b", "--eps-low-info", "-2"], "eps_low must be a finite number >= 0"),
+        (
+            ["--preset", "qwen3-4b", "--data", "/nonexistent/prompts.jsonl"],
+            "data file /nonexistent/prompts.jsonl",
+        ),
+        (["--preset", "qwen3-4b", "--set", "rollout.batchsize=3"], "did you mean --rollout.batch_size?"),
+        (["--preset", "qwen3-4b", "--set", "novalue"], "--set expects KEY=VALUE"),
+        (["--preset", "qwen3-4b", "--set", "train.async_enable=true"], "async mode"),
+        (["--preset", "qwen3-4b", "--method", "dapo", "--gamma", "0.9"], "need a critic"),
+        (["--preset", "qwen3-4b", "--method", "ppo", "--norm", "batch"], "only apply to --method infoppo"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = runner.invoke(app, ["train", "--dry-run", *args])
+    assert isinstance(result.exception, UsageError), result.output
+    assert message in str(result.exception) and "\n" not in str(result.exception)
+
+
+def test_console_script_prints_one_line_and_exits_2():
+    done = run_infoppo("train", "--preset", "nope", "--dry-run")
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("error: unknown preset 'nope'")
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_no_gpu_exits_1_and_points_at_dry_run(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "p", "label": "1"}\n')
+    done = run_infoppo(
+        "train", "--preset", "qwen3-4b", "--data", str(data), "--output-dir", str(tmp_path / "run")
+    )
+    assert done.returncode == 1
+    assert "no CUDA GPU" in done.stderr and "--dry-run" in done.stderr
+    assert not (tmp_path / "run" / "manifest.json").exists()
+
+
+def fake_plan(tmp_path, monkeypatch, script: str, **request) -> TrainPlan:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "p", "label": "1"}\n')
+    plan = plan_training(
+        TrainRequest(preset="qwen3-4b", data=str(data), output_dir=str(tmp_path / "run"), **request)
+    )
+    monkeypatch.setattr("infoppo_cli.train.run.require_gpu", lambda plan: None)
+    monkeypatch.setattr(TrainPlan, "command", lambda self: [sys.executable, "-c", script])
+    return plan
+
+
+def test_run_writes_manifest_and_refuses_to_overwrite(tmp_path, monkeypatch):
+    plan = fake_plan(tmp_path, monkeypatch, "print('training')")
+    assert run_training(plan) == 0
+    saved = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert saved["status"] == "finished" and saved["exit_code"] == 0 and saved["seed"] == 42
+    assert saved["config"]["openrlhf_flags"]["algo.advantage.gamma"] == 0.999
+    assert saved["versions"]["openrlhf"] == "0.11.2" and "torch" in saved["versions"]
+    assert saved["command"][-2:] == ["-c", "print('training')"]
+    with pytest.raises(UsageError, match="already holds a run"):
+        run_training(plan)
+    resumed = fake_plan(tmp_path, monkeypatch, "raise SystemExit(3)", resume=True)
+    assert "--ckpt.load_enable" in resumed.openrlhf_argv()
+    assert run_training(resumed) == 3
+    again = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert again["status"] == "failed" and again["start_time"] == saved["start_time"]
+
+
+def test_resume_needs_a_previous_run(tmp_path, monkeypatch):
+    plan = fake_plan(tmp_path, monkeypatch, "pass", resume=True)
+    with pytest.raises(UsageError, match="nothing to resume"):
+        run_training(plan)
+
+
+def test_manifest_records_versions_and_commit(tmp_path):
+    plan = plan_training(TrainRequest(preset="qwen3-8b", method="ppo"), strict_data=False)
+    record = manifest(plan, "running")
+    assert record["config"]["model"] == "Qwen/Qwen3-8B-Base" and record["config"]["method"] == "ppo"
+    assert set(record["versions"]) >= {"infoppo", "openrlhf", "torch", "vllm", "deepspeed", "ray"}
+
+
+def test_gpu_check_is_skipped_for_a_ray_cluster():
+    from infoppo_cli.train.run import require_gpu
+
+    plan = plan_training(TrainRequest(preset="qwen3-4b", address="ray://head:10001"), strict_data=False)
+    require_gpu(plan)  # no error: the cluster's GPUs are checked when the job starts
+    local = plan_training(TrainRequest(preset="qwen3-4b"), strict_data=False)
+    with pytest.raises(EnvironmentProblem):
+        require_gpu(local)
+
+
+def test_another_openrlhf_version_is_refused(monkeypatch):
+    monkeypatch.setattr("infoppo_cli.resources.installed_version", lambda name: "0.11.0")
+    result = runner.invoke(app, ["train", "--preset", "qwen3-4b", "--dry-run"])
+    assert isinstance(result.exception, EnvironmentProblem)
+    assert "infoppo needs openrlhf==0.11.2, found version 0.11.0" in str(result.exception)
+    assert result.exception.exit_code == 1
+
+
+def test_dry_run_notes_data_that_is_not_prepared_yet(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = dry_run("--preset", "qwen3-4b")
+    assert "does not exist yet" in out and "infoppo data prep dapo-math-17k" in out
+
+
+def test_model_option_replaces_actor_and_critic():
+    out = dry_run("--preset", "qwen3-4b", "--model", "Qwen/Qwen3-0.6B-Base")
+    assert "--actor.model_name_or_path Qwen/Qwen3-0.6B-Base" in out
+    assert "--critic.model_name_or_path Qwen/Qwen3-0.6B-Base" in out
