@@ -3,7 +3,10 @@
 1. info-time GAE: the chunked scan vs the per-token reverse loop (OpenRLHF's way), float32,
    with the max abs error of both against a float64 loop.
 2. token entropy: chunked vs naive over (1, T, V) float32 logits, time ratio and the peak extra
-   resident memory each needs beyond the logits (each variant runs in a fresh process).
+   resident memory each needs beyond the logits (each variant runs in a fresh process), and the
+   max abs error of each against float64 beside its speed.
+3. the current policy's entropy returned by a training forward (DAPO-FT's mask): OpenRLHF's
+   formula on gradient-carrying logits vs infoppo's detached chunked entropy, peak extra RSS.
 
 Usage: python benchmarks/bench_core.py [--quick]
 """
@@ -61,6 +64,9 @@ def naive_entropy(logits: torch.Tensor) -> torch.Tensor:
         return torch.logsumexp(logits, dim=-1) - (probs * logits).sum(dim=-1)
 
 
+ERROR_ROWS = 64  # positions compared with a float64 reference
+
+
 def entropy_worker(variant: str, length: int, vocab: int) -> None:
     """Runs in a fresh process: prints time and peak RSS beyond the logits, as JSON."""
     torch.manual_seed(0)
@@ -72,11 +78,36 @@ def entropy_worker(variant: str, length: int, vocab: int) -> None:
     elapsed = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     check = float(out.sum())
-    print(json.dumps({"seconds": elapsed, "extra_mib": (peak_kib - baseline_kib) / 1024, "sum": check}))
+    rows = logits[0, :ERROR_ROWS].double()  # float64 reference on a slice (its own memory is not counted)
+    reference = -(torch.log_softmax(rows, -1).exp() * torch.log_softmax(rows, -1)).sum(-1)
+    error = float((out[0, :ERROR_ROWS].double() - reference).abs().max())
+    extra = (peak_kib - baseline_kib) / 1024
+    print(json.dumps({"seconds": elapsed, "extra_mib": extra, "sum": check, "max_abs_err": error}))
+
+
+def training_entropy_worker(variant: str, length: int, vocab: int) -> None:
+    """Runs in a fresh process: the extra peak RSS of returning the current policy's entropy from a
+    training forward whose logits need gradients, until the backward pass has run (as JSON)."""
+    torch.manual_seed(0)
+    logits = torch.empty(1, length, vocab).normal_(0.0, 3.0).requires_grad_(True)
+    baseline_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    if variant == "upstream":  # OpenRLHF's formula on grad-carrying logits: autograd keeps softmax
+        probs = torch.softmax(logits, dim=-1)
+        entropy = torch.logsumexp(logits, dim=-1) - (probs * logits).sum(dim=-1)
+        del probs
+    else:  # infoppo with no entropy bonus: chunked and detached, nothing kept for backward
+        entropy = token_entropy(logits.detach())
+    loss = logits[..., 0].sum() + 0.0 * entropy.sum()  # entropy_coef 0: no gradient through it
+    loss.backward()
+    elapsed = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": elapsed, "extra_mib": (peak_kib - baseline_kib) / 1024}))
 
 
 def run_entropy_worker(variant: str, length: int, vocab: int) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--entropy-worker", variant, str(length), str(vocab)]
+    flag = "--training-entropy-worker" if variant.startswith("train-") else "--entropy-worker"
+    cmd = [sys.executable, __file__, flag, variant.removeprefix("train-"), str(length), str(vocab)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -87,7 +118,14 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--entropy-worker", nargs=3, metavar=("VARIANT", "T", "V"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--training-entropy-worker", nargs=3, metavar=("VARIANT", "T", "V"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.training_entropy_worker:
+        variant, length, vocab = args.training_entropy_worker
+        training_entropy_worker(variant, int(length), int(vocab))
+        return
     if args.entropy_worker:
         variant, length, vocab = args.entropy_worker
         entropy_worker(variant, int(length), int(vocab))
@@ -113,13 +151,26 @@ def main() -> None:
     chunked = run_entropy_worker("chunked", length, vocab)
     naive = run_entropy_worker("naive", length, vocab)
     for name, r in (("naive", naive), ("chunked", chunked)):
-        print(f"  {name:>8}: {r['seconds']:7.2f} s, peak extra RSS {r['extra_mib']:8.1f} MiB")
+        print(
+            f"  {name:>8}: {r['seconds']:7.2f} s, peak extra RSS {r['extra_mib']:8.1f} MiB, "
+            f"max |error| vs float64 {r['max_abs_err']:.1e} nats (first {ERROR_ROWS} positions)"
+        )
     if not math.isclose(chunked["sum"], naive["sum"], rel_tol=1e-4):
         raise SystemExit(f"entropy mismatch: chunked {chunked['sum']} vs naive {naive['sum']}")
     print(
         f"  time ratio chunked/naive: {chunked['seconds'] / naive['seconds']:.2f}; "
         f"memory ratio naive/chunked: {naive['extra_mib'] / max(chunked['extra_mib'], 1e-3):.1f}x"
     )
+
+    print(
+        f"\ncurrent-policy entropy from a training forward (DAPO-FT's mask), (1, {length}, {vocab}) "
+        "logits with gradients, through backward"
+    )
+    kept = run_entropy_worker("train-upstream", length, vocab)
+    detached = run_entropy_worker("train-detached", length, vocab)
+    for name, r in (("upstream", kept), ("detached", detached)):
+        print(f"  {name:>8}: {r['seconds']:7.2f} s, peak extra RSS {r['extra_mib']:8.1f} MiB")
+    print(f"  memory ratio upstream/detached: {kept['extra_mib'] / max(detached['extra_mib'], 1e-3):.1f}x")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,13 @@ extras=test
 [ "$mode" = gpu ] && extras=gpu,test
 DS_BUILD_OPS=0 "${pip[@]}" -e ".[$extras]"
 
+# 4. The `infoppo inspect` page's browser test drives Debian's chromium through Playwright (Playwright's own
+#    browser download does not work on these machines). Installed only when missing and running as root.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+    >/dev/null || echo "install: could not install chromium; the inspect page's browser test will be skipped" >&2
+fi
+
 "$venv/bin/python" -W ignore::FutureWarning -c "import torch, openrlhf, infoppo_cli; print('install: torch', torch.__version__, '| infoppo', infoppo_cli.__version__)"
 rm -f "$venv"/.infoppo-*
 touch "$stamp"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infoppo_cli.cli.console import console
-from infoppo_cli.eval.benchmarks import bench_table
+from infoppo_cli.cli.eval import bench_table
 
 
 def benches_command() -> None:

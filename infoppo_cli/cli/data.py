@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
 from infoppo_cli.cli.console import console, progress_bar
-from infoppo_cli.data.dapo import DATASETS, DEFAULT_OUT, LANGS, prepare_dapo, summary_table
+from infoppo_cli.data.dapo import DEFAULT_OUT, LANGS, MALFORMED_REASONS, PrepSummary, prepare_dapo
+from infoppo_cli.data.sources import DATASETS
 from infoppo_cli.data.templates import TEMPLATES
 
 app = typer.Typer(help="Prepare training data.", no_args_is_help=True)
@@ -43,16 +45,8 @@ def prep_command(
         progress.update(task, completed=done, total=total)
 
     try:
-        summary = prepare_dapo(
-            source=source,
-            out=out,
-            template=template,
-            lang=lang,
-            limit=limit,
-            strict=strict,
-            dataset=dataset,
-            on_progress=advance,
-        )
+        # the options in prepare_dapo's own order: source, out, template, lang, limit, strict, dataset
+        summary = prepare_dapo(source, out, template, lang, limit, strict, dataset, on_progress=advance)
     finally:
         if task is not None:  # stopping a bar that never started would still print a blank line
             progress.stop()
@@ -64,3 +58,33 @@ def prep_command(
             f"[yellow]answer conflicts in {count:,} problem(s):[/] the first answer was kept; "
             f"all are listed in {summary.conflicts_file}"
         )
+
+
+def summary_table(summary: PrepSummary) -> Table:
+    """The summary as a Rich table: rows read, malformed by reason, duplicates, conflicts, written."""
+    table = Table(title=f"DAPO-Math-17K prep: {summary.source}", show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("rows read", f"{summary.rows_read:,}")
+    for reason in MALFORMED_REASONS:
+        if summary.malformed[reason]:
+            table.add_row(f"malformed: {reason}", f"{summary.malformed[reason]:,}")
+    if not summary.malformed:
+        table.add_row("malformed", "0")
+    if summary.unique_source_indices is not None:
+        table.add_row("distinct extra_info.index", f"{summary.unique_source_indices:,}")
+    table.add_row("duplicates dropped", f"{summary.duplicates:,}")
+    table.add_row("unique problems", f"{summary.unique_problems:,}")
+    table.add_row(
+        "answer conflicts (problems / rows)", f"{len(summary.conflicts):,} / {summary.conflict_rows:,}"
+    )
+    if summary.untemplated:
+        table.add_row("prompts not in DAPO's template (used as is)", f"{summary.untemplated:,}")
+    split = ", ".join(f"{lang} {summary.langs[lang]:,}" for lang in ("en", "zh"))
+    table.add_row("language split (unique problems)", split)
+    if summary.lang != "all":
+        table.add_row(f"dropped by --lang {summary.lang}", f"{summary.filtered_by_lang:,}")
+    table.add_row(
+        "rows written" + (" (stopped at --limit)" if summary.stopped_at_limit else ""), f"{summary.written:,}"
+    )
+    return table

@@ -1,115 +1,192 @@
 """``infoppo eval``: sample, grade and report mean@k on the math benchmarks (thin layer over
-``infoppo_cli.eval.run``)."""
+``infoppo_cli.eval``). The options are ``EvalSettings``' fields (declared once, in
+``infoppo_cli/eval/settings.py``) plus ``--out``, ``--resume`` and ``--list-benches``; all rendering
+(tables, progress bars, notes) is here."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
+from infoppo_cli.cli.options import option_parameter, settings_options, with_parameters
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.settings import EvalSettings
 
-
-def eval_command(
-    model: str = typer.Option(
-        None, "--model", "-m", help="Model directory (e.g. RUN/final) or Hugging Face id.", show_default=False
-    ),
-    bench: str = typer.Option(
-        None,
-        "--bench",
-        "-b",
-        help="amc23, aime24, aime25, aime26, beyondaime, a comma-separated list, or all. (default: all)",
-        show_default=False,
-    ),
-    samples: int = typer.Option(None, "--samples", "-n", help="Samples per problem (k). (default: 16)"),
-    temperature: float = typer.Option(
-        None, "--temperature", help="Sampling temperature (0 = greedy). (default: 1.0)"
-    ),
-    top_p: float = typer.Option(None, "--top-p", help="Nucleus sampling threshold. (default: 1.0)"),
-    max_tokens: int = typer.Option(
-        None,
-        "--max-tokens",
-        help="Max new tokens per sample (default: the length the model was trained with when it is an "
-        "`infoppo train` run's final/, else 10240)",
-    ),
-    template: str = typer.Option(
-        None, "--template", help="Prompt template, as in training: dapo, boxed or raw. (default: dapo)"
-    ),
-    backend: str = typer.Option(
-        None,
-        "--backend",
-        help="vllm (needs a CUDA GPU) or hf (transformers, also on CPU) (default: vllm; without a GPU "
-        "the command stops and says to pass --backend hf)",
-    ),
-    tensor_parallel: int = typer.Option(None, "--tensor-parallel", help="GPUs per vLLM engine. (default: 1)"),
-    seed: int = typer.Option(None, "--seed", help="Sampling seed. (default: 0)"),
-    out: Path = typer.Option(
-        None,
+OutDirOption = Annotated[
+    Path | None,
+    typer.Option(
         "--out",
         "-o",
-        help="Output directory for samples.jsonl and metrics.json. (default: evals/<model>)",
+        help="Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
+        "RUN/final of an `infoppo train` run, else evals/<model>)",
         show_default=False,
     ),
-    resume: bool = typer.Option(
-        False,
+]
+ResumeOption = Annotated[
+    bool,
+    typer.Option(
         "--resume",
         help="Continue the run saved in --out with its saved settings (options given here override them). "
         "Rerunning the same command resumes too.",
     ),
-    data_file: Path = typer.Option(
-        None,
-        "--data-file",
-        help="Local jsonl/parquet/csv/json file replacing one bench's Hub data.",
-        show_default=False,
-    ),
-    responses: Path = typer.Option(
-        None,
-        "--responses",
-        help="Grade this JSONL of existing responses (id, sample, response[, num_tokens, finish_reason]) "
-        "instead of generating.",
-        show_default=False,
-    ),
-    workers: int = typer.Option(None, "--workers", help="Grading processes. (default: all cores)"),
-    batch_size: int = typer.Option(
-        None, "--batch-size", help="Sequences per generate() call with --backend hf."
-    ),
-    grade_timeout: float = typer.Option(
-        None, "--grade-timeout", help="Seconds before one response's grading is abandoned. (default: 10)"
-    ),
-    list_benches: bool = typer.Option(False, "--list-benches", help="List the benchmark registry and exit."),
-) -> None:
+]
+ListBenchesOption = Annotated[
+    bool, typer.Option("--list-benches", help="List the benchmark registry and exit.")
+]
+
+_PARAMETERS = [
+    *settings_options(EvalSettings),
+    option_parameter("out", OutDirOption),
+    option_parameter("resume", ResumeOption, False),
+    option_parameter("list_benches", ListBenchesOption, False),
+]
+
+
+@with_parameters(_PARAMETERS)
+def eval_command(**options: Any) -> None:
     """Evaluate a model on the math benchmarks: mean@k (paper's Score), its SE, pass@k, maj@k, length."""
     from infoppo_cli.cli.console import console
 
-    if list_benches:
-        from infoppo_cli.eval.benchmarks import bench_table
-
+    if options.pop("list_benches"):
         console.print(bench_table())
         return
 
-    from infoppo_cli.eval.run import default_out_dir, print_report, resolve_settings, run_evaluation
+    from infoppo_cli.atomic import check_output_target
+    from infoppo_cli.eval.run import run_evaluation
+    from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
+    out, resume = options.pop("out"), options.pop("resume")
+    model, responses = options["model"], options["responses"]
     if out is None:
         if model is None and responses is None:
             raise UsageError("--model is required (or --responses FILE to grade existing responses)")
-        out = default_out_dir(model, None if responses is None else str(responses))
-    options = {
-        "model": model,
-        "benches": bench,
-        "samples": samples,
-        "temperature": temperature,
-        "top_p": top_p,
-        "max_tokens": max_tokens,
-        "template": template,
-        "backend": backend,
-        "tensor_parallel": tensor_parallel,
-        "seed": seed,
-        "data_file": None if data_file is None else str(data_file),
-        "responses": None if responses is None else str(responses),
-        "workers": workers,
-        "batch_size": batch_size,
-        "grade_timeout": grade_timeout,
-    }
+        out = default_out_dir(model, responses)
+    check_output_target(out, kind="dir", inputs=[options["data_file"], responses])
     settings = resolve_settings(options, out, resume)
-    metrics = run_evaluation(settings, out)
+    show_library_messages()
+    with _progress() as progress:
+        metrics = run_evaluation(settings, out, progress)
     print_report(metrics, out)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+class _RichHandler(logging.Handler):
+    """The library's notes and warnings as plain lines on stderr (``warning: ...`` in yellow)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from rich.markup import escape
+
+        from infoppo_cli.cli.console import err_console
+
+        prefix = "[bold yellow]warning:[/] " if record.levelno >= logging.WARNING else ""
+        err_console.print(prefix + escape(record.getMessage()), highlight=False, soft_wrap=True)
+
+
+def show_library_messages() -> None:
+    """Route ``infoppo_cli``'s log records (notes and warnings of the library) to the terminal, once."""
+    logger = logging.getLogger("infoppo_cli")
+    if not any(isinstance(handler, _RichHandler) for handler in logger.handlers):
+        logger.addHandler(_RichHandler())
+    logger.setLevel(logging.INFO)
+
+
+class _progress:
+    """A Rich progress bar exposed as the library's ``progress(name, total) -> advance`` callback."""
+
+    def __enter__(self) -> Callable[[str, int], Callable[[int], None]]:
+        from infoppo_cli.cli.console import progress_bar
+
+        self.bar = progress_bar()
+        self.bar.__enter__()
+
+        def progress(name: str, total: int) -> Callable[[int], None]:
+            task = self.bar.add_task(name, total=total)
+            return lambda n: self.bar.advance(task, n)
+
+        return progress
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
+def bench_table() -> Any:
+    """The benchmark registry as a Rich table (``infoppo benches`` and ``infoppo eval --list-benches``)."""
+    from rich.table import Table
+
+    from infoppo_cli.eval.benchmarks import load_registry
+
+    table = Table(title="Benchmarks (evaluation/benchmarks.toml)", show_lines=False)
+    table.add_column("name", style="bold cyan", no_wrap=True)
+    table.add_column("problems", justify="right")
+    table.add_column("Hugging Face source", overflow="fold")
+    table.add_column("split")
+    table.add_column("answers")
+    table.add_column("licence")
+    for spec in load_registry().values():
+        source = spec.hf_id + (f" [{', '.join(spec.configs)}]" if spec.configs else "")
+        table.add_row(spec.name, str(spec.size), source, spec.split, spec.answer_format, spec.license)
+    return table
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _percent(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.1f}%"
+
+
+def render_table(metrics: Mapping[str, Any]) -> Any:
+    """A Rich table in the paper's shape (Score and Len. per bench, then the Average row)."""
+    from rich.table import Table
+
+    k = metrics["average"]["k"]
+    table = Table(title=f"mean@{k} (score, %) and mean response length (tokens)")
+    columns = ("Bench", "Score", "± SE", "Len.", f"pass@{k}", f"maj@{k}", "Trunc.", "No ans.", "Timeouts")
+    columns = (*columns, "Problems")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "Bench" else "right")
+    rows = [*metrics["benches"].items(), ("Average", metrics["average"])]
+    for index, (name, row) in enumerate(rows):
+        table.add_row(
+            name,
+            _fmt(row["mean@k"]),
+            _fmt(row["mean@k_se"]),
+            _fmt(row["length_mean"], 0),
+            _fmt(row["pass@k"]),
+            _fmt(row["maj@k"]),
+            _percent(row["truncation_rate"]),
+            _percent(row["no_answer_rate"]),
+            str(row.get("timeouts", "-")),
+            str(row["problems"]),
+            style="bold" if index == len(rows) - 1 else None,
+            end_section=index == len(rows) - 2,
+        )
+    return table
+
+
+def print_report(metrics: Mapping[str, Any], out_dir: Path) -> None:
+    """Print the results table and where the files are."""
+    from infoppo_cli.cli.console import console
+    from infoppo_cli.eval.outputs import METRICS_FILE
+    from infoppo_cli.eval.sample_store import SAMPLES_FILE
+
+    console.print(render_table(metrics))
+    timeouts = metrics["average"].get("timeouts") or 0
+    if timeouts:
+        console.print(
+            f"[bold yellow]warning:[/] grading hit its deadline on {timeouts} response(s), scored as wrong; "
+            "`infoppo grade --file samples.jsonl --only timeout` lists them",
+            highlight=False,
+        )
+    console.print(
+        f"samples: {Path(out_dir) / SAMPLES_FILE}   metrics: {Path(out_dir) / METRICS_FILE}   "
+        f"details: {Path(out_dir) / 'details'}",
+        highlight=False,
+    )

@@ -30,8 +30,8 @@ def _parameter_cell(column: str, value: float | str, passed: set[str | None]) ->
 def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
     """The grid as a table: one row per run with its arm, method, parameters, seed and status."""
     table = Table(title=f"{plan.kind} sweep, preset {plan.preset}: {len(plan.points)} runs")
-    table.add_column("run", style="bold")
-    table.add_column("time")
+    table.add_column("run", style="bold", no_wrap=True)
+    table.add_column("arm")
     table.add_column("method")
     columns = _parameter_columns(plan)
     for column in columns:

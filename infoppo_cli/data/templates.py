@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from infoppo_cli.errors import UsageError
 
 TEMPLATES = ("dapo", "boxed", "raw")
@@ -46,3 +48,18 @@ def extract_dapo_problem(prompt_text: str) -> str | None:
         problem = problem[: -len(DAPO_SUFFIX)]
     problem = problem.strip()
     return problem or None
+
+
+# Instructions that verl's data-preparation scripts bake into a prompt (examples/data_preprocess/
+# math_dataset.py, gsm8k.py) and the common R1-style one; our template brings its own, so one of these
+# left in would give a prompt two instructions.
+_BAKED_INSTRUCTION = re.compile(
+    r"\s*(?:Let's think step by step and output the final answer (?:within \\boxed\{\}|after \"####\")\.?"
+    r"|Please reason step by step, and put your final answer within \\boxed\{\}\.?)\s*$",
+    re.IGNORECASE,
+)
+
+
+def strip_baked_instruction(problem: str) -> str:
+    """``problem`` without a trailing instruction that verl-layout data carries, before our template."""
+    return _BAKED_INSTRUCTION.sub("", problem).strip()

@@ -10,20 +10,20 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from infoppo_cli.cli.console import err_console
+from infoppo_cli.atomic import iter_jsonl
 from infoppo_cli.data.templates import extract_dapo_problem
 from infoppo_cli.errors import UsageError
 from infoppo_cli.resources import data_dir
 
-if TYPE_CHECKING:
-    from rich.table import Table
+log = logging.getLogger(__name__)
 
 BENCH_NAMES: tuple[str, ...] = ("amc23", "aime24", "aime25", "aime26", "beyondaime")
 """Every benchmark in the registry, in report order."""
@@ -206,15 +206,11 @@ def load_bench(name: str, data_file: str | Path | None = None) -> list[Problem]:
         rows = read_records(Path(data_file))
     problems = _rows_to_problems(spec, rows, origin)
     if len(problems) != spec.size:
-        _warn(
+        log.warning(
             f"{name}: expected {spec.size} problems but found {len(problems)} in {origin}; "
             "scores will not be comparable with published numbers"
         )
     return problems
-
-
-def _warn(message: str) -> None:
-    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
 
 
 def _rows_from_hub(spec: BenchSpec) -> list[dict[str, Any]]:
@@ -270,17 +266,10 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}:{line_no}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise UsageError(f"{path}:{line_no}: expected a JSON object, found {type(row).__name__}")
-            rows.append(row)
+    for line in iter_jsonl(path):
+        if line.record is None:
+            raise UsageError(f"{path}:{line.number}: {line.error}")
+        rows.append(line.record)
     return rows
 
 
@@ -331,13 +320,15 @@ def _rows_to_problems(spec: BenchSpec, rows: list[dict[str, Any]], origin: str) 
         if key in problems:
             duplicates += 1
             if problems[key].answer != answer:
-                _warn(f"{spec.name}: row {position} repeats a problem with a different answer ({answer!r})")
+                log.warning(
+                    f"{spec.name}: row {position} repeats a problem with a different answer ({answer!r})"
+                )
             continue
         problem_id = _row_id(row, id_col, position, multi_config=len(spec.configs) > 1)
         text = extract_dapo_problem(problem) or problem.strip()
         problems[key] = Problem(bench=spec.name, id=problem_id, problem=text, answer=answer)
     if duplicates:
-        err_console.print(f"{spec.name}: {duplicates} repeated problem rows in {origin} were kept once")
+        log.info("%s: %d repeated problem rows in %s were kept once", spec.name, duplicates, origin)
     _check_unique_ids(spec.name, problems.values(), origin)
     return list(problems.values())
 
@@ -379,23 +370,3 @@ def _flatten_dapo_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "answer": reward_model.get("ground_truth"),
         "id": extra.get("index"),
     }
-
-
-# --- display ------------------------------------------------------------------------------------------
-
-
-def bench_table() -> Table:
-    """The registry as a Rich table (used by ``infoppo benches`` and ``infoppo eval --list-benches``)."""
-    from rich.table import Table
-
-    table = Table(title="Benchmarks (evaluation/benchmarks.toml)", show_lines=False)
-    table.add_column("name", style="bold cyan", no_wrap=True)
-    table.add_column("problems", justify="right")
-    table.add_column("Hugging Face source", overflow="fold")
-    table.add_column("split")
-    table.add_column("answers")
-    table.add_column("licence")
-    for spec in load_registry().values():
-        source = spec.hf_id + (f" [{', '.join(spec.configs)}]" if spec.configs else "")
-        table.add_row(spec.name, str(spec.size), source, spec.split, spec.answer_format, spec.license)
-    return table

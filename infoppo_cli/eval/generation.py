@@ -55,7 +55,8 @@ class SamplingSettings:
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One prompt and the sample indices to draw for it; ``key`` is the caller's handle."""
+    """One prompt and the sample indices to draw for it; ``key`` is the caller's handle and ``seed`` the
+    run's seed (each sample's own seed is :func:`sample_seed`)."""
 
     key: str
     prompt: str
@@ -92,13 +93,14 @@ class Backend(Protocol):
 # --------------------------------------------------------------------------- shared helpers
 
 
-def request_seed(seed: int, key: str, first_sample: int) -> int:
-    """A per-request seed derived from the run seed, the problem and its first missing sample.
+def sample_seed(seed: int, key: str, sample: int) -> int:
+    """The seed of one sample, from the run seed, the problem and the sample index.
 
-    Stable across processes and runs (unlike ``hash``), so the same command samples the same
-    responses, and a resumed run draws different ones for the samples it adds.
+    Stable across processes and runs (unlike ``hash``) and independent of how samples are batched or
+    sharded across engines, so a resumed, re-batched or data-parallel run draws exactly the samples an
+    uninterrupted single-engine run draws.
     """
-    digest = hashlib.sha256(f"{seed}\0{key}\0{first_sample}".encode()).digest()
+    digest = hashlib.sha256(f"{seed}\0{key}\0{sample}".encode()).digest()
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
@@ -168,11 +170,11 @@ def resolve_backend(name: str | None) -> str:
     if name not in BACKENDS:
         raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     if name == "vllm":
-        _require_vllm()
+        require_vllm()
     return name
 
 
-def _require_vllm() -> None:
+def require_vllm() -> None:
     """Raise :class:`EnvironmentProblem` unless a CUDA GPU and the vllm package are both present."""
     import importlib.util
 
@@ -210,12 +212,7 @@ def load_tokenizer(model: str) -> Any:
     try:
         return AutoTokenizer.from_pretrained(model)
     except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot load the tokenizer of {model!r}: {_first_line(exc)}") from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+        raise UsageError(f"cannot load the tokenizer of {model!r}: {first_line(exc)}") from exc
 
 
 def load_backend(
@@ -229,181 +226,17 @@ def load_backend(
     """Load ``model`` into the named backend (``"vllm"`` or ``"hf"``)."""
     check_model_reference(model)
     if name == "vllm":
+        from infoppo_cli.eval.vllm_backend import VLLMBackend
+
         return VLLMBackend(model, tensor_parallel=tensor_parallel, seed=seed)
     if name == "hf":
+        from infoppo_cli.eval.hf_backend import HFBackend
+
         return HFBackend(model, batch_size=batch_size)
     raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
 
 
-# --------------------------------------------------------------------------- transformers backend
-
-
-class HFBackend:
-    """Batched sampling with ``transformers`` ``generate``: CPU or a single GPU, small models.
-
-    Each batch is seeded from its first sample's request, so a run is reproducible for the same
-    seed, batch size and set of missing samples (vLLM's per-request seeds do not depend on batching).
-    """
-
-    name = "hf"
-
-    def __init__(self, model: str, batch_size: int = HF_BATCH_SIZE) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # the evaluation's own progress bars are enough
-        if batch_size < 1:
-            raise UsageError(f"--batch-size must be >= 1, got {batch_size}")
-        self.batch_size = batch_size
-        self.tokenizer = load_tokenizer(model)
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        use_bf16 = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-        try:
-            self.model = AutoModelForCausalLM.from_pretrained(
-                model, dtype=torch.bfloat16 if use_bf16 else torch.float32, attn_implementation="sdpa"
-            )
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"cannot load the model {model!r}: {_first_line(exc)}") from exc
-        self.model.to(self.device).eval()
-        self.stop_ids = stop_token_ids(self.tokenizer, self.model.generation_config)
-        pad = self.tokenizer.pad_token_id
-        self.pad_id = pad if pad is not None else min(self.stop_ids)
-
-    def format_prompt(self, problem: str, template: str) -> str:
-        return build_prompt(self.tokenizer, problem, template)
-
-    def generation_config(self, sampling: SamplingSettings) -> Any:
-        """An explicit ``GenerationConfig``: only the given settings shape the distribution."""
-        from transformers import GenerationConfig
-
-        greedy = sampling.temperature == 0
-        return GenerationConfig(
-            do_sample=not greedy,
-            temperature=None if greedy else sampling.temperature,
-            top_p=None if greedy else sampling.top_p,
-            top_k=0,
-            typical_p=1.0,
-            repetition_penalty=1.0,
-            no_repeat_ngram_size=0,
-            max_new_tokens=sampling.max_tokens,
-            eos_token_id=sorted(self.stop_ids),
-            pad_token_id=self.pad_id,
-        )
-
-    def generate(
-        self, requests: Sequence[GenerationRequest], sampling: SamplingSettings
-    ) -> Iterator[list[Completion]]:
-        import torch
-
-        rows = [(request, sample) for request in requests for sample in request.sample_indices]
-        token_ids = {request.key: prompt_token_ids(self.tokenizer, request.prompt) for request in requests}
-        config = self.generation_config(sampling)
-        for start in range(0, len(rows), self.batch_size):
-            batch = rows[start : start + self.batch_size]
-            first_request, first_sample = batch[0]
-            torch.manual_seed(request_seed(first_request.seed, first_request.key, first_sample))
-            input_ids, attention_mask = self._left_padded([token_ids[r.key] for r, _ in batch])
-            with torch.no_grad():
-                output = self.model.generate(
-                    input_ids=input_ids, attention_mask=attention_mask, generation_config=config
-                )
-            generated = output[:, input_ids.shape[1] :].tolist()
-            yield [self._completion(r, s, ids) for (r, s), ids in zip(batch, generated, strict=True)]
-
-    def _left_padded(self, prompts: list[list[int]]) -> tuple[Any, Any]:
-        import torch
-
-        width = max(len(ids) for ids in prompts)
-        input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, ids in enumerate(prompts):
-            if ids:
-                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention_mask[row, width - len(ids) :] = 1
-        return input_ids.to(self.device), attention_mask.to(self.device)
-
-    def _completion(self, request: GenerationRequest, sample: int, ids: list[int]) -> Completion:
-        kept, finish_reason = trim_at_stop(ids, self.stop_ids)
-        text = self.tokenizer.decode(kept, skip_special_tokens=True)
-        return Completion(request.key, sample, text, len(kept), finish_reason)
-
-
-# --------------------------------------------------------------------------- vLLM backend
-
-
-def vllm_engine_kwargs(model: str, tensor_parallel: int, seed: int) -> dict[str, Any]:
-    """Keyword arguments for ``vllm.LLM``."""
-    if tensor_parallel < 1:
-        raise UsageError(f"--tensor-parallel must be >= 1, got {tensor_parallel}")
-    return {
-        "model": model,
-        "tensor_parallel_size": tensor_parallel,
-        "seed": seed,
-        "dtype": "auto",
-        "trust_remote_code": False,
-    }
-
-
-def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest) -> Any:
-    """``vllm.SamplingParams`` for one request: all its missing samples in one seeded request."""
-    from vllm import SamplingParams
-
-    return SamplingParams(
-        n=len(request.sample_indices),
-        temperature=sampling.temperature,
-        top_p=sampling.top_p,
-        max_tokens=sampling.max_tokens,
-        seed=request.seed,
-    )
-
-
-def completions_from_vllm(request: GenerationRequest, output: Any) -> list[Completion]:
-    """Turn one vLLM ``RequestOutput`` (``n`` samples) into completions for the request's indices."""
-    samples = sorted(output.outputs, key=lambda sample: sample.index)
-    if len(samples) != len(request.sample_indices):
-        raise RuntimeError(
-            f"vLLM returned {len(samples)} samples for {request.key}, expected {len(request.sample_indices)}"
-        )
-    completions = []
-    for index, sample in zip(request.sample_indices, samples, strict=True):
-        if sample.finish_reason not in FINISH_REASONS:  # e.g. "abort": not a sample to score
-            raise RuntimeError(f"vLLM ended sample {index} of {request.key} with {sample.finish_reason!r}")
-        completions.append(
-            Completion(request.key, index, sample.text, len(sample.token_ids), sample.finish_reason)
-        )
-    return completions
-
-
-class VLLMBackend:
-    """vLLM offline engine: one request with ``n`` seeded samples per prompt, tensor parallel."""
-
-    name = "vllm"
-
-    def __init__(
-        self, model: str, tensor_parallel: int = 1, seed: int = 0, chunk_prompts: int = VLLM_CHUNK_PROMPTS
-    ) -> None:
-        kwargs = vllm_engine_kwargs(model, tensor_parallel, seed)
-        _require_vllm()
-        import vllm
-
-        self.tokenizer = load_tokenizer(model)
-        self.chunk_prompts = chunk_prompts
-        self.llm = vllm.LLM(**kwargs)
-
-    def format_prompt(self, problem: str, template: str) -> str:
-        return build_prompt(self.tokenizer, problem, template)
-
-    def generate(
-        self, requests: Sequence[GenerationRequest], sampling: SamplingSettings
-    ) -> Iterator[list[Completion]]:
-        from vllm.inputs import TokensPrompt
-
-        for start in range(0, len(requests), self.chunk_prompts):
-            chunk = list(requests[start : start + self.chunk_prompts])
-            prompts = [
-                TokensPrompt(prompt_token_ids=prompt_token_ids(self.tokenizer, r.prompt)) for r in chunk
-            ]
-            params = [vllm_sampling_params(sampling, r) for r in chunk]
-            outputs = self.llm.generate(prompts, params, use_tqdm=False)
-            yield [c for r, out in zip(chunk, outputs, strict=True) for c in completions_from_vllm(r, out)]
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -20,7 +20,7 @@ samples of which c_i are correct and p_i = c_i / n_i:
 * ``length_*`` are in generated tokens; ``truncation_rate`` is the fraction of samples that hit
   the token limit (``finish_reason == "length"``); ``no_answer_rate`` the fraction where the
   grader found no final answer (reason ``no_answer``); ``timeout_rate`` the fraction it gave up on
-  (reason ``timeout``). Rates are fractions in
+  (reason ``timeout``) and ``timeouts`` their number. Rates are fractions in
   [0, 1]; length and truncation are ``None`` when the samples do not record them.
 """
 
@@ -62,6 +62,7 @@ METRIC_KEYS: tuple[str, ...] = (
     "truncation_rate",
     "no_answer_rate",
     "timeout_rate",
+    "timeouts",
     "problems",
     "samples",
 )
@@ -170,6 +171,7 @@ def bench_metrics(problems: Mapping[str, Sequence[GradedSample]]) -> dict[str, A
         "truncation_rate": _mean(1.0 if f == "length" else 0.0 for f in finishes),
         "no_answer_rate": sum(s.reason == "no_answer" for s in everything) / len(everything),
         "timeout_rate": sum(s.reason == "timeout" for s in everything) / len(everything),
+        "timeouts": sum(s.reason == "timeout" for s in everything),
         "problems": m,
         "samples": len(everything),
     }
@@ -178,7 +180,7 @@ def bench_metrics(problems: Mapping[str, Sequence[GradedSample]]) -> dict[str, A
 def average_metrics(benches: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The "Average" row: the unweighted mean over benches (as in the paper's tables).
 
-    Exceptions: ``problems`` and ``samples`` are totals; ``k`` is the smallest k; the standard
+    Exceptions: ``problems``, ``samples`` and ``timeouts`` are totals; ``k`` is the smallest k; the standard
     errors are those of the mean of independent bench estimates, ``sqrt(sum se_b^2) / B``; a
     value missing (``None``) in any bench is ``None`` in the average.
     """
@@ -188,7 +190,7 @@ def average_metrics(benches: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     average: dict[str, Any] = {}
     for key in METRIC_KEYS:
         values = [row[key] for row in rows]
-        if key in ("problems", "samples"):
+        if key in ("problems", "samples", "timeouts"):
             average[key] = sum(values)
         elif key == "k":
             average[key] = min(values)

@@ -1,27 +1,40 @@
-"""The grader shared by the training reward and evaluation: ``grade(response, gold)``."""
+"""The grader shared by the training reward and evaluation: ``grade(response, gold)``.
 
-from infoppo_cli.grading.core import (
+:mod:`~infoppo_cli.grading.extract` finds the final answer span, :mod:`~infoppo_cli.grading.verify`
+normalises gold and prediction alike and asks math-verify whether they are equal (its ``POLICY`` table
+lists every decision), and :mod:`~infoppo_cli.grading.pool` grades many responses in worker processes
+with a hard per-response deadline.
+"""
+
+from infoppo_cli.grading.extract import Extraction, extract, extract_answer, final_text
+from infoppo_cli.grading.pool import GradingPool, default_workers, grade_many
+from infoppo_cli.grading.verify import (
     DEFAULT_TIMEOUT,
+    POLICY,
     REASONS,
-    GradingPool,
+    Reading,
     Verdict,
-    default_workers,
-    extract_answer,
-    final_text,
+    explain,
     grade,
-    grade_many,
     inner_timeout_seconds,
+    normalise_answer,
 )
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "POLICY",
     "REASONS",
+    "Extraction",
     "GradingPool",
+    "Reading",
     "Verdict",
     "default_workers",
+    "explain",
+    "extract",
     "extract_answer",
     "final_text",
     "grade",
     "grade_many",
     "inner_timeout_seconds",
+    "normalise_answer",
 ]

@@ -5,12 +5,17 @@ How InfoPPO reaches OpenRLHF's Ray PPO trainer, without copying any of its code:
 * ``launch`` is the process entry point. It starts (or joins) Ray, rebinds the two Ray actor
   classes that OpenRLHF's ``train()`` instantiates (``PolicyModelActor``, ``PPOTrainer``) to the
   subclasses in ``actors``, attaches infoppo's settings to OpenRLHF's parsed arguments as
-  ``args.infotime``, and runs OpenRLHF's real ``train_ppo_ray`` command line.
+  ``args.infotime``, and runs OpenRLHF's real ``train_ppo_ray`` command line; with ``--address``
+  it first checks that every node sees the run's files (``cluster``).
 * In the trainer process, ``experience_maker.InfoExperienceMaker`` turns the old policy's entropy
-  into rho and computes information-time GAE; ``train_metrics`` writes ``metrics.jsonl``.
+  into rho and computes information-time GAE; ``step_metrics`` adds the diagnostics every method
+  logs (rollout before dynamic filtering, entropy, rho, clip fractions); ``metrics_log`` writes
+  ``metrics.jsonl``.
 * In each actor worker, ``old_policy`` returns the old policy's entropy from the same forward pass
   as its log-probs, and ``policy_loss`` applies adaptive clipping (or DAPO-FT's entropy mask).
 * ``experience_fields`` declares the per-token fields that carry entropy and rho between them.
+* ``checkpoints`` rotates the per-step HF checkpoint copies and estimates disk use; ``flags``
+  renders and checks OpenRLHF's flags and keeps secrets (a wandb key) out of them.
 
 The maths lives in ``infoppo_cli.infotime``; nothing here re-implements it.
 """

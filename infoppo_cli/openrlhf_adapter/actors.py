@@ -9,21 +9,39 @@ import torch
 from openrlhf.trainer.ppo_trainer import PPOTrainer
 from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 
+from infoppo_cli.openrlhf_adapter.checkpoints import rotate_hf_copies
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
 from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, step_record
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
+from infoppo_cli.openrlhf_adapter.reward_func import reward_style
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+from infoppo_cli.openrlhf_adapter.step_metrics import (
+    ClipLoggingLoss,
+    RolloutRecorder,
+    add_entropy_diagnostics,
+    install_clip_logging,
+)
 
 # Ray actor classes cannot be subclassed through their remote wrapper; the class underneath can.
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__
 _UpstreamTrainer = PPOTrainer.__ray_actor_class__
 
 
+def _loss_chain(trainer: Any) -> list[Any]:
+    """The actor's loss and every loss it wraps (``.inner``), outermost first."""
+    chain, loss = [], getattr(trainer, "actor_loss_fn", None)
+    while loss is not None:
+        chain.append(loss)
+        loss = getattr(loss, "inner", None)
+    return chain
+
+
 @ray.remote(num_gpus=1)
 class InfoPolicyModelActor(_UpstreamPolicyActor):
-    """The actor worker for InfoPPO and DAPO-FT: old-policy entropy and the infoppo policy loss."""
+    """The actor worker of every method: old-policy entropy, the infoppo policy loss (which is
+    upstream's for fixed clip and all tokens), clip diagnostics, and rotated HF checkpoints."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -31,9 +49,18 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
 
     def init_model_from_pretrained(self, strategy, *args, **kwargs):
         settings = InfoSettings.from_args(strategy.args)
-        install_chunked_entropy(settings.entropy_chunk_size)
+        bonus = bool(strategy.args.actor.entropy_coef)  # None or 0: no entropy gradient is needed
+        install_chunked_entropy(settings.entropy_chunk_size, entropy_gradient=bonus)
         super().init_model_from_pretrained(strategy, *args, **kwargs)
         install_info_loss(self.trainer, settings)
+        install_clip_logging(self.trainer)
+
+    def save_checkpoint(self, tag, client_states=None, metric_value=None, metric_key=None):
+        """Upstream's save, with the per-step HF copies rotated like the DeepSpeed checkpoints."""
+        args = self.strategy.args
+        if args.ckpt.save_hf and self.strategy.is_rank_0():
+            rotate_hf_copies(args.ckpt.path, tag, args.ckpt.max_num)
+        return super().save_checkpoint(tag, client_states, metric_value, metric_key)
 
     def forward(
         self,
@@ -69,7 +96,8 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         return {
             "experience_fields": [f for f in (OLD_ENTROPY, INFO_RHO) if f in Experience.__dataclass_fields__],
             "chunked_entropy": bool(getattr(actor_module.compute_entropy, "_infoppo_chunked", False)),
-            "info_policy_loss": isinstance(getattr(trainer, "actor_loss_fn", None), InfoPolicyLoss),
+            "info_policy_loss": any(isinstance(loss, InfoPolicyLoss) for loss in _loss_chain(trainer)),
+            "clip_logging": any(isinstance(loss, ClipLoggingLoss) for loss in _loss_chain(trainer)),
             "class": type(self).__name__,
         }
 
@@ -82,16 +110,29 @@ class InfoPPOTrainer(_UpstreamTrainer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         strategy = args[1] if len(args) > 1 else kwargs["strategy"]
         self.settings = InfoSettings.from_args(strategy.args)
-        if self.settings.needs_old_entropy:
-            ensure_experience_fields()  # this process concatenates and splits experiences too
+        ensure_experience_fields()  # this process concatenates and splits experiences too
         super().__init__(*args, **kwargs)
-        if self.settings.needs_old_entropy:
-            self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
-        self.metrics_log = TrainMetricsLog(self.settings.metrics_path)
+        self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
+        self._with_entropy_diagnostics(self.experience_maker)
+        self.rollout_recorder = RolloutRecorder(
+            self.samples_generator, self.args.rollout.n_samples_per_prompt
+        )
+        self.metrics_log = TrainMetricsLog(self.settings.metrics_path, reward_style() == "signed")
+
+    def _with_entropy_diagnostics(self, maker: InfoExperienceMaker) -> None:
+        upstream = maker.make_experience_batch
+
+        def make_experience_batch(rollout_samples):  # the old entropy is dropped after (no loss reads it)
+            return add_entropy_diagnostics(upstream(rollout_samples), self.settings.norm)
+
+        maker.make_experience_batch = make_experience_batch
 
     def save_logs_and_checkpoints(self, global_step, logs_dict=None, client_states=None):
-        fixed_clip = None if self.settings.method == "infoppo" else tuple(self.args.actor.eps_clip_low_high)
+        actor = self.args.actor
+        fixed = tuple(actor.eps_clip_low_high or (actor.eps_clip, actor.eps_clip))  # OpenRLHF's default
+        fixed_clip = None if self.settings.clip == "adaptive" else fixed
         eval_follows = self.eval_dataloader is not None and global_step % self.args.eval.steps == 0
+        logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take()}
         self.metrics_log.record_step(step_record(global_step, logs_dict or {}, fixed_clip), eval_follows)
         return super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
 

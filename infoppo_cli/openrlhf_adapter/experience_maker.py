@@ -21,9 +21,10 @@ class InfoExperienceMaker(RemoteExperienceMaker):
     """Adds, on top of upstream's experience making (runs in the PPOTrainer process):
 
     * the actor workers return ``(log_probs, entropy)``; the entropy is kept as ``old_entropy``;
-    * for InfoPPO, rho is normalised over the whole rollout batch (``settings.norm``) and upstream's
-      ``compute_advantages_and_returns`` (reward shaping, KL, whitening) runs with
-      :func:`info_time_gae` in place of its GAE loop; rho travels to the actor as ``info_rho``;
+    * when a component uses rho, it is normalised over the whole rollout batch (``settings.norm``);
+      with ``advantage = "info_time_gae"`` upstream's ``compute_advantages_and_returns`` (reward
+      shaping, KL, whitening) runs with :func:`info_time_gae` in place of its GAE loop; with
+      ``clip = "adaptive"`` rho travels to the actor as ``info_rho``;
     * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``.
     """
 
@@ -69,17 +70,19 @@ class InfoExperienceMaker(RemoteExperienceMaker):
 
     @torch.no_grad()
     def compute_advantages_and_returns(self, experiences):
-        if self.settings.method != "infoppo":
+        if not self.settings.uses_rho:
             return super().compute_advantages_and_returns(experiences)
         rhos = self._densities(experiences)
-        self._rho_by_values = {id(exp.values): rho for exp, rho in zip(experiences, rhos, strict=True)}
+        if self.settings.advantage == "info_time_gae":
+            self._rho_by_values = {id(exp.values): rho for exp, rho in zip(experiences, rhos, strict=True)}
         try:
             experiences = super().compute_advantages_and_returns(experiences)
         finally:
             self._rho_by_values = {}
         gamma = self.args.algo.advantage.gamma
         for experience, rho in zip(experiences, rhos, strict=True):
-            setattr(experience, INFO_RHO, rho)
+            if self.settings.clip == "adaptive":  # the actor's clip bounds need rho
+                setattr(experience, INFO_RHO, rho)
             setattr(experience, OLD_ENTROPY, None)  # the actor needs rho only
             experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
             experience.info["info_discount_mean"] = info_discount(rho, experience.action_mask, gamma)

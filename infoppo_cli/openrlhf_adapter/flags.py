@@ -129,3 +129,63 @@ def validate(argv: list[str]) -> argparse.Namespace:
         return parser.parse_args(argv)
     finally:
         parser.error = original_error  # type: ignore[method-assign]
+
+
+SECRET_FLAGS = {"logger.wandb.key": "WANDB_API_KEY"}
+"""OpenRLHF flags that carry a secret -> the environment variable that carries it instead."""
+REDACTED = "<redacted>"
+
+
+def env_reference(variable: str) -> str:
+    """What a secret flag holds on the command line: a pointer to the environment, never the value.
+
+    OpenRLHF turns wandb on when ``logger.wandb.key`` is non-empty and calls ``wandb.login`` only
+    when wandb has no key yet; wandb reads ``WANDB_API_KEY`` itself, so the pointer is never used
+    as a key and the secret stays out of the command, ``manifest.json`` and OpenRLHF's printed args.
+    """
+    return f"env:{variable}"
+
+
+def secrets_to_environment(flags: dict[str, Any], environ: dict[str, str]) -> dict[str, str]:
+    """Replace each secret flag's value in ``flags`` by :func:`env_reference` and return the
+    environment the launched process needs; a secret already in ``environ`` switches its flag on."""
+    moved: dict[str, str] = {}
+    for flag, variable in SECRET_FLAGS.items():
+        value = flags.get(flag)
+        if value and value not in (env_reference(variable), REDACTED):
+            moved[variable] = str(value)
+        if value or environ.get(variable):
+            flags[flag] = env_reference(variable)
+    return moved
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """``argv`` (or ``--set`` values) with the value of every secret flag replaced by ``<redacted>``:
+    ``--set KEY=V``, ``--set=KEY=V``, ``KEY=V`` and ``--KEY V`` forms."""
+    return _split_secrets(argv)[0]
+
+
+def secrets_in_argv(argv: list[str]) -> dict[str, str]:
+    """The secrets given in ``argv`` (forms as :func:`redact_argv`), by environment variable."""
+    return _split_secrets(argv)[1]
+
+
+def _split_secrets(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    out: list[str] = []
+    found: dict[str, str] = {}
+    pending: str | None = None  # the secret flag whose value is the next token
+    for token in argv:
+        prefix = "--set=" if token.startswith("--set=") else ""
+        name, sep, value = token.removeprefix(prefix).partition("=")
+        name = name.removeprefix("--")
+        if pending is not None:
+            found[SECRET_FLAGS[pending]] = token
+            out.append(REDACTED)
+            pending = None
+        elif sep and name in SECRET_FLAGS:
+            found[SECRET_FLAGS[name]] = value
+            out.append(f"{token[: len(token) - len(value)]}{REDACTED}")
+        else:
+            out.append(token)
+            pending = name if not sep and name in SECRET_FLAGS else None
+    return out, {variable: value for variable, value in found.items() if value and value != REDACTED}

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+from pathlib import Path
 from typing import Any
 
+from infoppo_cli.openrlhf_adapter.flags import SECRET_FLAGS
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
 from infoppo_cli.resources import require_openrlhf
 
@@ -28,6 +30,8 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     }
     # the reward's options (INFOPPO_REWARD_STYLE, ...) are read in the vLLM workers
     env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
+    # wandb reads its key from the environment in the trainer process (never from a flag)
+    env_vars.update({name: os.environ[name] for name in SECRET_FLAGS.values() if name in os.environ})
     runtime_env: dict[str, Any] = {"env_vars": env_vars}
     if settings.ray_address:  # a cluster's nodes get this checkout of infoppo with the job
         import infoppo_cli
@@ -55,8 +59,8 @@ def install(settings: InfoSettings) -> None:
 
     from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
 
-    if settings.needs_old_entropy:
-        actor_module.PolicyModelActor = InfoPolicyModelActor  # read by train_ppo_ray's module-level import
+    # every method: its old-policy entropy is logged, and its HF checkpoints are rotated
+    actor_module.PolicyModelActor = InfoPolicyModelActor  # read by train_ppo_ray's module-level import
     trainer_module.PPOTrainer = InfoPPOTrainer  # imported inside train() at call time
     upstream = config_module.hierarchize
     if getattr(upstream, "_infoppo", False):
@@ -73,6 +77,20 @@ def install(settings: InfoSettings) -> None:
     config_module.hierarchize = hierarchize
 
 
+def check_cluster_storage(settings: InfoSettings, openrlhf_argv: list[str]) -> None:
+    """With ``--address``: refuse to start unless every node sees the output directory and the
+    local paths the workers open (``cluster.py``); nothing to check on an embedded local Ray."""
+    if not settings.ray_address or not settings.metrics_path:
+        return
+    from infoppo_cli.openrlhf_adapter.cluster import local_paths, refusal, unshared_paths
+    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
+
+    parsed, _ = openrlhf_parser().parse_known_args(openrlhf_argv)
+    misses = unshared_paths(Path(settings.metrics_path).parent, local_paths(parsed))
+    if misses:
+        raise SystemExit(refusal(misses))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
     settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
@@ -81,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     import ray
 
     try:
+        check_cluster_storage(settings, openrlhf_argv)
         install(settings)
         sys.argv = [ENTRY_MODULE, *openrlhf_argv]
         runpy.run_module(ENTRY_MODULE, run_name="__main__", alter_sys=True)

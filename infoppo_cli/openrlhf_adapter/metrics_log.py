@@ -2,7 +2,7 @@
 
 The trainer appends each line and fsyncs it, so a crash loses at most the step in flight. After a
 ``--resume`` from an earlier checkpoint a step can appear twice; readers let later lines win
-(:func:`read_metrics` does).
+(``infoppo_cli.rundir.read_metrics`` does; the schema is documented there).
 """
 
 from __future__ import annotations
@@ -13,20 +13,25 @@ import os
 from pathlib import Path
 from typing import Any
 
-STEP_METRICS: dict[str, str] = {
-    "reward_mean": "rollout/reward_mean",
-    "response_length_mean": "rollout/response_length_mean",
-    "entropy_mean": "entropy_mean",
-    "rho_mean": "rho_mean",
-    "info_discount_mean": "info_discount_mean",
-    "clip_upper_mean": "clip_upper_mean",
-    "clip_lower_mean": "clip_lower_mean",
-    "clip_frac_upper": "clip_frac_upper",
-    "clip_frac_lower": "clip_frac_lower",
-    "policy_loss": "policy_loss",
-    "critic_loss": "critic_loss",
+STEP_METRICS: dict[str, tuple[str, ...]] = {
+    # before DAPO's dynamic filtering (step_metrics.RolloutRecorder); OpenRLHF's own is after it
+    "reward_mean": ("rollout/reward_mean_unfiltered", "rollout/reward_mean"),
+    "reward_mean_kept": ("rollout/reward_mean",),
+    "kept_group_frac": ("rollout/kept_group_frac",),
+    "grade_timeout_frac": ("rollout/grade_timeout_frac",),
+    "response_length_mean": ("rollout/response_length_mean",),
+    "entropy_mean": ("entropy_mean",),
+    "rho_mean": ("rho_mean",),
+    "info_discount_mean": ("info_discount_mean",),
+    "clip_upper_mean": ("clip_upper_mean",),
+    "clip_lower_mean": ("clip_lower_mean",),
+    "clip_frac_upper": ("clip_frac_upper",),
+    "clip_frac_lower": ("clip_frac_lower",),
+    "policy_loss": ("policy_loss",),
+    "critic_loss": ("critic_loss",),
 }
-"""Our metric name -> the key of OpenRLHF's per-step status dict (infoppo's keys arrive via ``info``)."""
+"""Our metric name -> the keys of OpenRLHF's per-step status dict that give it, first found wins
+(infoppo's per-sample keys arrive through ``experience.info``)."""
 
 
 def _number(value: Any) -> float | None:
@@ -46,14 +51,15 @@ def step_record(
     so curves of PPO and InfoPPO can share a plot.
     """
     record: dict[str, Any] = {"step": step}
-    for ours, theirs in STEP_METRICS.items():
-        value = _number(status.get(theirs))
+    for ours, candidates in STEP_METRICS.items():
+        found = (_number(status.get(key)) for key in candidates)
+        value = next((number for number in found if number is not None), None)
         if value is not None:
             record[ours] = value
     if fixed_clip is not None and "clip_upper_mean" not in record:
         record["clip_lower_mean"] = 1.0 - fixed_clip[0]
         record["clip_upper_mean"] = 1.0 + fixed_clip[1]
-    used = set(STEP_METRICS.values())
+    used = {key for candidates in STEP_METRICS.values() for key in candidates}
     for key, value in status.items():
         number = _number(value)
         if key not in used and number is not None:
@@ -61,8 +67,12 @@ def step_record(
     return record
 
 
-def eval_fields(logs: dict[str, Any]) -> dict[str, float]:
-    """OpenRLHF's in-training eval logs, plus ``eval_<bench>`` = mean accuracy in percent."""
+def eval_fields(logs: dict[str, Any], signed_rewards: bool = False) -> dict[str, float]:
+    """OpenRLHF's in-training eval logs, plus ``eval_<bench>`` = Mean@k accuracy in percent.
+
+    OpenRLHF's ``eval_<bench>_pass1`` is the mean reward over the k samples of each problem, averaged
+    over problems; with +1/-1 rewards (``signed_rewards``) the accuracy is ``(mean + 1) / 2``.
+    """
     fields: dict[str, float] = {}
     for key, value in logs.items():
         number = _number(value)
@@ -70,15 +80,17 @@ def eval_fields(logs: dict[str, Any]) -> dict[str, float]:
             continue
         fields[key] = number
         if key.startswith("eval_") and key.endswith("_pass1"):
-            fields[key.removesuffix("_pass1")] = 100.0 * number
+            accuracy = (number + 1.0) / 2.0 if signed_rewards else number
+            fields[key.removesuffix("_pass1")] = 100.0 * accuracy
     return fields
 
 
 class TrainMetricsLog:
     """Appends step records to ``path``; a step whose eval is still to come is held until it arrives."""
 
-    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None, signed_rewards: bool = False) -> None:
         self.path = Path(path) if path else None
+        self.signed_rewards = signed_rewards
         self._held: dict[str, Any] | None = None
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +107,7 @@ class TrainMetricsLog:
         if self._held is None or self._held["step"] != step:
             self.flush()
             self._held = {"step": step}
-        self._held.update(eval_fields(logs))
+        self._held.update(eval_fields(logs, self.signed_rewards))
         self.flush()
 
     def flush(self) -> None:
@@ -111,27 +123,5 @@ class TrainMetricsLog:
             os.fsync(handle.fileno())
 
 
-def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The records of a ``metrics.jsonl``, one per step sorted by step; for a repeated step, later
-    lines win field by field. Malformed lines (a torn last line after a crash) are skipped."""
-    return read_metrics_counting(path)[0]
-
-
-def read_metrics_counting(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
-    """:func:`read_metrics`, plus how many non-blank lines were malformed and skipped."""
-    by_step: dict[int, dict[str, Any]] = {}
-    malformed = 0
-    with Path(path).open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                malformed += 1
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("step"), int):
-                malformed += 1
-                continue
-            by_step[record["step"]] = {**by_step.get(record["step"], {}), **record}
-    return [by_step[step] for step in sorted(by_step)], malformed
+# The reader, with the schema, lives with the run directory's layout; re-exported for the adapter's tests.
+from infoppo_cli.rundir import read_metrics, read_metrics_counting  # noqa: E402, F401

@@ -44,23 +44,24 @@ def old_policy_forward(
     return log_probs.to("cpu"), entropy.float().to("cpu")
 
 
-def install_chunked_entropy(chunk_size: int) -> None:
-    """Make OpenRLHF's ``Actor`` compute no-grad entropies with :func:`token_entropy` (this process).
+def install_chunked_entropy(chunk_size: int, entropy_gradient: bool = True) -> None:
+    """Make OpenRLHF's ``Actor`` compute entropies with :func:`token_entropy` (this process).
 
-    Upstream evaluates softmax-sized temporaries over the whole (B, T, V) logits; chunking bounds
-    that to ``chunk_size * V``. A forward that needs entropy gradients (an entropy bonus) keeps the
-    upstream function.
+    Upstream evaluates softmax-sized temporaries over the whole (B, T, V) logits and, in the
+    training forward, keeps them for backward; chunking bounds that to ``chunk_size * V`` and keeps
+    nothing. A forward that needs entropy gradients (an entropy bonus, ``entropy_gradient``) keeps
+    the upstream function; without a bonus (``actor.entropy_coef`` 0: DAPO-FT reads the training
+    forward's entropy for its token mask only) the entropy is computed detached.
     """
     import openrlhf.models.actor as actor_module
 
-    upstream = actor_module.compute_entropy
-    if getattr(upstream, _MARK, False):
-        return
+    upstream = getattr(actor_module.compute_entropy, "upstream", actor_module.compute_entropy)
 
     def entropy(logits: torch.Tensor) -> torch.Tensor:
-        if logits.requires_grad:
+        if logits.requires_grad and entropy_gradient:
             return upstream(logits)
-        return token_entropy(logits, chunk_size=chunk_size)
+        return token_entropy(logits.detach(), chunk_size=chunk_size)
 
     setattr(entropy, _MARK, True)
+    entropy.upstream = upstream  # type: ignore[attr-defined]
     actor_module.compute_entropy = entropy

@@ -1,5 +1,6 @@
-"""The actor's policy loss: OpenRLHF's ``PolicyLoss`` with InfoPPO's per-token clip bounds, or
-DAPO-FT's high-entropy token mask. ``training_step`` itself stays upstream's."""
+"""The actor's policy loss: OpenRLHF's ``PolicyLoss`` with InfoPPO's per-token clip bounds
+(``clip = "adaptive"``) and/or DAPO-FT's high-entropy token mask (``token_mask = "top_entropy"``).
+``training_step`` itself stays upstream's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import torch
 
 from infoppo_cli.infotime import adaptive_clip_bounds, clip_statistics, high_entropy_mask
-from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
+from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
 
@@ -18,7 +19,11 @@ class InfoPolicyLoss(torch.nn.Module):
     InfoPPO: ``PolicyLoss`` clamps the ratio to ``[1 - eps_low, 1 + eps_high]`` and accepts tensors,
     so per-token ``eps_low = 1 - lower(rho)`` and ``eps_high = upper(rho) - 1`` give exactly the
     adaptive bounds, while dual-clip, IS correction and loss aggregation stay upstream's.
-    DAPO-FT: the loss mask keeps the ``top_entropy_frac`` highest old-policy-entropy tokens.
+    DAPO-FT: the loss mask keeps the ``top_entropy_frac`` highest-entropy tokens of the micro-batch,
+    by the *current* policy's entropy from the training forward (``current_entropy``, captured by
+    :func:`install_info_loss`), as the 80/20 authors' verl fork does: ``get_global_entropy_top_mask``
+    called inside ``dp_actor.update_policy``'s micro-batch loop, on ``entropy`` from the same
+    forward as the log-probs, detached; top-k with k rounded up; token-mean over the kept tokens.
     """
 
     def __init__(self, inner: torch.nn.Module, settings: InfoSettings) -> None:
@@ -26,13 +31,16 @@ class InfoPolicyLoss(torch.nn.Module):
         self.inner = inner
         self.settings = settings
         self.experience: Any = None
+        self.current_entropy: torch.Tensor | None = None
 
     def forward(self, log_probs, old_log_probs, advantages, action_mask=None, **kwargs):  # noqa: D102
         if self.experience is None:
             raise RuntimeError("InfoPolicyLoss needs the current experience (set by training_step)")
-        if self.settings.method == "infoppo":
+        if self.settings.token_mask == "top_entropy":
+            action_mask, kwargs = self._high_entropy_only(log_probs, action_mask, kwargs)
+        if self.settings.clip == "adaptive":
             return self._adaptive_clip(log_probs, old_log_probs, advantages, action_mask, **kwargs)
-        return self._high_entropy_only(log_probs, old_log_probs, advantages, action_mask, **kwargs)
+        return self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
 
     def _adaptive_clip(self, log_probs, old_log_probs, advantages, action_mask, **kwargs):
         rho = getattr(self.experience, INFO_RHO).to(log_probs.device)
@@ -47,17 +55,33 @@ class InfoPolicyLoss(torch.nn.Module):
         self.experience.info.update(clip_statistics(ratio, advantages, lower, upper, action_mask))
         return result
 
-    def _high_entropy_only(self, log_probs, old_log_probs, advantages, action_mask, **kwargs):
-        entropy = getattr(self.experience, OLD_ENTROPY).to(log_probs.device)
+    def _high_entropy_only(self, log_probs, action_mask, kwargs):
+        """The loss mask restricted to the top-entropy tokens, and the token count it is divided by."""
+        if self.current_entropy is None:
+            raise RuntimeError(
+                "the top-entropy mask needs the training forward's entropy (actor.entropy_coef 0)"
+            )
+        entropy = self.current_entropy[:, -action_mask.shape[1] :].detach().to(log_probs.device)
         keep = high_entropy_mask(entropy, action_mask, self.settings.top_entropy_frac)
         share = keep.sum() / action_mask.bool().sum().clamp(min=1)
-        # token-mean over the kept tokens: OpenRLHF divides by the window's token count
+        # token-mean over the kept tokens: OpenRLHF divides the masked sum by the step window's token
+        # count (its global token-mean); scaling that count by this micro-batch's kept share makes the
+        # micro-batch's loss the mean over its kept tokens, weighted by its tokens as OpenRLHF weighs them
         if kwargs.get("batch_num_tokens") is not None:
-            kwargs["batch_num_tokens"] = kwargs["batch_num_tokens"] * float(share)
+            kwargs = {**kwargs, "batch_num_tokens": kwargs["batch_num_tokens"] * float(share)}
         self.experience.info["high_entropy_token_frac"] = share.detach()
-        return self.inner(
-            log_probs, old_log_probs, advantages, action_mask=action_mask.bool() & keep, **kwargs
-        )
+        return action_mask.bool() & keep, kwargs
+
+
+def _capture_training_entropy(actor: torch.nn.Module, loss: InfoPolicyLoss) -> None:
+    """Hand the loss the entropy of the training forward that feeds it (OpenRLHF's ``Actor``
+    returns ``(log_probs, output)`` with ``output.entropy`` when ``actor.entropy_coef`` is set)."""
+
+    def keep_entropy(module, args, result):
+        if loss.experience is not None and isinstance(result, tuple) and len(result) == 2:
+            loss.current_entropy = getattr(result[1], "entropy", None)
+
+    actor.register_forward_hook(keep_entropy)
 
 
 def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
@@ -66,13 +90,15 @@ def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
     loss = InfoPolicyLoss(trainer.actor_loss_fn, settings)
     trainer.actor_loss_fn = loss
     upstream_step = trainer.training_step
+    if settings.token_mask == "top_entropy":
+        _capture_training_entropy(trainer.actor, loss)
 
     def training_step(experience, *args, **kwargs):
         loss.experience = experience
         try:
             return upstream_step(experience, *args, **kwargs)
         finally:
-            loss.experience = None
+            loss.experience, loss.current_entropy = None, None
 
     trainer.training_step = training_step
     return loss

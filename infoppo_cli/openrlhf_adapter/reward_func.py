@@ -108,6 +108,9 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
     except Exception:
         _logger.exception("infoppo reward: grading failed; these %d responses score as incorrect", count)
         verdicts = [grading.Verdict(False, None, "error")] * count
+    timeouts = sum(v.reason == "timeout" for v in verdicts)
+    if timeouts:  # also logged per step as rollout/grade_timeout_frac (extra_logs "grade_timeout")
+        _logger.warning("infoppo reward: %d of %d responses hit the grading deadline", timeouts, count)
     correct = torch.tensor([1.0 if v.correct else 0.0 for v in verdicts])
     rewards = correct * 2.0 - 1.0 if reward_style() == "signed" else correct.clone()
 

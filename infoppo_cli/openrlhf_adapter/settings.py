@@ -8,14 +8,17 @@ from types import SimpleNamespace
 from typing import Any
 
 FLAG_PREFIX = "--infotime."
-ENTROPY_METHODS = ("infoppo", "dapo-ft")
 
 
 @dataclass(frozen=True)
 class InfoSettings:
     """Settings the OpenRLHF flags cannot express.
 
-    method: ``infoppo``, ``ppo``, ``dapo`` or ``dapo-ft`` (``presets/methods.toml``).
+    method: the method's name, a label for logs only: behaviour follows the components below.
+    advantage, clip, token_mask: the method's components (``infoppo_cli/train/methods.py``):
+      ``info_time_gae`` replaces OpenRLHF's GAE, ``adaptive`` clips with the paper's bounds,
+      ``top_entropy`` keeps only the highest-entropy tokens in the policy loss (DAPO-FT).
+      The defaults are InfoPPO's, the paper's method.
     eps_low_info, eps_high_info: adaptive-clip epsilons (paper: 10 and 20).
     norm: entropy normalisation for rho: ``batch`` (paper default), ``sentence`` or ``global``.
     top_entropy_frac: DAPO-FT's share of highest-entropy tokens that keep a gradient (0.2).
@@ -25,6 +28,9 @@ class InfoSettings:
     """
 
     method: str = "infoppo"
+    advantage: str = "info_time_gae"
+    clip: str = "adaptive"
+    token_mask: str = "all"
     eps_low_info: float = 10.0
     eps_high_info: float = 20.0
     norm: str = "batch"
@@ -34,9 +40,15 @@ class InfoSettings:
     ray_address: str | None = None
 
     @property
+    def uses_rho(self) -> bool:
+        """Information-time GAE and the adaptive clip both need rho, from the old policy's entropy."""
+        return self.advantage == "info_time_gae" or self.clip == "adaptive"
+
+    @property
     def needs_old_entropy(self) -> bool:
-        """InfoPPO (rho) and DAPO-FT (its token mask) read the old policy's entropy."""
-        return self.method in ENTROPY_METHODS
+        """Whether infoppo's actor worker (old-policy entropy, infoppo's policy loss) and experience
+        maker replace upstream's: for rho, or for the top-entropy token mask's loss."""
+        return self.uses_rho or self.token_mask == "top_entropy"
 
     def as_namespace(self) -> SimpleNamespace:
         """The form attached to OpenRLHF's argument tree (picklable, like the rest of it)."""

@@ -8,30 +8,21 @@ and running ones are left for the runner to re-attach (a Ray job) or mark interr
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import fcntl
 import json
-import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json
+from infoppo_cli.atomic import atomic_write_json, utc_timestamp
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 
 STATE_FILE = "sweep.json"
 SCHEMA_VERSION = 1
-LOCK_FILE = ".sweep.lock"
 STATUSES: tuple[str, ...] = ("pending", "running", "done", "failed")
-
-
-def now_iso() -> str:
-    """The current UTC time, ISO 8601 with seconds."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _seconds_between(start: str | None, end: str) -> float | None:
@@ -58,6 +49,8 @@ class PhaseRecord:
     """The argv actually started (the command plus e.g. ``--resume``)."""
     pid: int | None = None
     ray_job_id: str | None = None
+    slurm_job_id: str | None = None
+    """The SLURM job of the phase (``--launcher slurm``), to re-attach to after the sweep stopped."""
     note: str | None = None
 
 
@@ -126,7 +119,7 @@ class SweepState:
 
     def save(self) -> None:
         """Write the state atomically: a reader sees the previous or the new file, never half of one."""
-        self.updated = now_iso()
+        self.updated = utc_timestamp()
         document: dict[str, Any] = {"schema": SCHEMA_VERSION}
         stored = (f.name for f in fields(self) if f.name not in ("path", "runs"))
         document.update({name: getattr(self, name) for name in stored})
@@ -168,7 +161,7 @@ class SweepState:
     ) -> None:
         """Mark ``phase`` running and save; ``new_attempt`` when it starts the run (again) rather than
         continuing it with its next phase."""
-        stamp = now_iso()
+        stamp = utc_timestamp()
         if new_attempt:
             run.attempts += 1
             run.started = stamp
@@ -177,22 +170,31 @@ class SweepState:
         phase.launched = list(launched)
         phase.log = log
         phase.started = stamp
-        phase.finished = phase.duration_s = phase.exit_code = phase.pid = phase.ray_job_id = None
+        phase.finished = phase.duration_s = phase.exit_code = phase.pid = None
+        phase.ray_job_id = phase.slurm_job_id = None
         phase.note = None
         run.refresh_status()
         self.save()
 
-    def record_handle(self, phase: PhaseRecord, *, pid: int | None = None, job_id: str | None = None) -> None:
-        """Remember how to find a running phase again (its pid or Ray job id) and save."""
+    def record_handle(
+        self,
+        phase: PhaseRecord,
+        *,
+        pid: int | None = None,
+        job_id: str | None = None,
+        slurm_job_id: str | None = None,
+    ) -> None:
+        """Remember how to find a running phase again (its pid, Ray job id or SLURM job id) and save."""
         phase.pid = pid
         phase.ray_job_id = job_id
+        phase.slurm_job_id = slurm_job_id
         self.save()
 
     def finish_phase(
         self, run: RunRecord, phase: PhaseRecord, exit_code: int, note: str | None = None
     ) -> None:
         """Record a finished phase (exit 0 = done, anything else = failed) and save."""
-        stamp = now_iso()
+        stamp = utc_timestamp()
         phase.exit_code = exit_code
         phase.status = "done" if exit_code == 0 else "failed"
         phase.finished = stamp
@@ -210,7 +212,7 @@ class SweepState:
     def mark_interrupted(self, run: RunRecord, phase: PhaseRecord, note: str) -> None:
         """Put a phase that stopped without a result back to pending, keeping why, and save."""
         phase.status = "pending"
-        phase.finished = now_iso()
+        phase.finished = utc_timestamp()
         phase.duration_s = _seconds_between(phase.started, phase.finished)
         phase.pid = None
         phase.note = note
@@ -259,18 +261,21 @@ def open_sweep(
     command: list[str],
     settings: dict[str, Any],
     retry_failed: bool = False,
+    force_new_grid: bool = False,
 ) -> tuple[SweepState, ResumeSummary]:
     """Create ``OUT/sweep.json`` for ``plan`` or resume the one there.
 
-    Resuming keeps each existing run's record. A run whose train command changed (other options, so
-    another experiment in the same directory) is a :class:`UsageError`; a changed or added eval phase
-    that has not run yet is replaced. Failed phases go back to pending only with ``retry_failed``.
+    Resuming keeps each existing run's record. Another grid (other values, arms or seeds) is a
+    :class:`UsageError` naming the difference unless ``force_new_grid`` (then the new grid's runs are
+    added); a run whose train command changed (other options, so another experiment in the same
+    directory) is one too; a changed or added eval phase that has not run yet is replaced. Failed
+    phases go back to pending only with ``retry_failed``.
     """
     from infoppo_cli.resources import stack_versions
 
     path = plan.out_dir / STATE_FILE
     if not path.exists():
-        stamp = now_iso()
+        stamp = utc_timestamp()
         state = SweepState(
             path=path,
             kind=plan.kind,
@@ -292,6 +297,8 @@ def open_sweep(
             f"{plan.out_dir} holds a {state.kind} sweep of preset {state.preset}; "
             f"choose another --out for a {plan.kind} sweep of {plan.preset}"
         )
+    if not force_new_grid:
+        _refuse_another_grid(state, plan, settings)
     added, failed_kept, failed_retried = [], [], []
     known = {run.name: run for run in state.runs}
     for point in plan.points:
@@ -325,6 +332,34 @@ def open_sweep(
     )
 
 
+GRID_SETTINGS: dict[str, str] = {"values": "--values", "time": "--time", "seeds": "--seeds"}
+"""The recorded settings that make up a sweep's grid, and the option that sets each."""
+
+
+def _refuse_another_grid(state: SweepState, plan: SweepPlan, settings: dict[str, Any]) -> None:
+    """A sweep directory holds one grid: resuming into another would mix two experiments' runs."""
+    recorded = {run.name for run in state.runs}
+    wanted = {point.name for point in plan.points}
+    if recorded == wanted:
+        return
+    changes = [
+        f"{option} {_shown(state.settings[key])} -> {_shown(settings[key])}"
+        for key, option in GRID_SETTINGS.items()
+        if key in state.settings and key in settings and state.settings[key] != settings[key]
+    ]
+    if not changes:
+        gone, new = ", ".join(sorted(recorded - wanted)) or "-", ", ".join(sorted(wanted - recorded)) or "-"
+        changes = [f"runs {gone} -> {new}"]
+    raise UsageError(
+        f"{plan.out_dir} holds another grid ({'; '.join(changes)}); re-run with its options to resume, "
+        "choose another --out, or add --force-new-grid to run the new grid's points in it"
+    )
+
+
+def _shown(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     stored = {phase.name: phase for phase in run.phases}
     old_train, new_train = stored["train"], fresh.phase("train")
@@ -343,29 +378,3 @@ def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     phases += [old for old in run.phases if old.name not in wanted and old.status != "pending"]
     run.phases = phases
     run.refresh_status()
-
-
-@contextlib.contextmanager
-def sweep_lock(out_dir: Path) -> Iterator[None]:
-    """Hold ``OUT/.sweep.lock`` so that two sweep processes never drive the same directory.
-
-    The lock is an ``flock``: the kernel releases it when the holder exits, however it exits.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / LOCK_FILE, "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise UsageError(
-                f"{out_dir} is in use by another infoppo sweep ({holder}); wait for it"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

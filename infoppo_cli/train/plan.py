@@ -1,15 +1,17 @@
 """Resolve ``infoppo train``'s options into one plan: OpenRLHF flags plus infoppo's settings.
 
-Precedence, lowest first: the method (``presets/methods.toml``), the model preset, the preset's
-per-method overrides, what the plan derives (model, lengths, GPU layout, data, reward, outputs),
-the command-line options, and finally ``--set KEY=VALUE``.
+Precedence, lowest first: the model preset's ``[openrlhf]``, the method (its recipe, e.g. DAPO's
+batch shape, beats a preset's generic value), the preset's ``[method_overrides.METHOD]`` (a node
+that must scale a recipe says why there), what the plan derives (model, lengths, GPU layout, data,
+reward, outputs, schedule), the command-line options, and finally ``--set KEY=VALUE``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,17 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.resources import require_openrlhf
-from infoppo_cli.train.presets import Method, Preset, method, preset
+from infoppo_cli.train.eval_set import EvalPlan, eval_plan
+from infoppo_cli.train.methods import Method, method
+from infoppo_cli.train.presets import Preset, preset
+from infoppo_cli.train.schedule import (
+    ACTOR_SCHEDULER,
+    CRITIC_SCHEDULER,
+    WarmupPlan,
+    count_prompts,
+    warmup_plan,
+)
+from infoppo_cli.train.validate import check_flags, check_local_data, check_model, resolve_seed
 
 DEFAULT_DATA = "data/dapo-math-17k.jsonl"
 LAUNCH_MODULE = "infoppo_cli.openrlhf_adapter.launch"
@@ -32,6 +44,7 @@ class TrainRequest:
 
     preset: str
     method: str = "infoppo"
+    methods_file: str | None = None
     model: str | None = None
     data: str | None = None
     output_dir: str | None = None
@@ -40,12 +53,17 @@ class TrainRequest:
     eps_low_info: float | None = None
     eps_high_info: float | None = None
     norm: str | None = None
-    seed: int = 42
+    seed: int | None = None
+    """None: ``--set train.seed`` if given, else 42."""
     address: str | None = None
     nodes: int | None = None
     gpus_per_node: int | None = None
     resume: bool = False
     overrides: list[str] = field(default_factory=list)
+    eval_bench: str | None = None
+    """In-training eval (``train/eval_set.py``): None = AIME24 and AIME25; ``none`` switches it off."""
+    eval_every: int | None = None
+    eval_samples: int | None = None
 
 
 @dataclass
@@ -59,6 +77,13 @@ class TrainPlan:
     data: str
     flags: dict[str, Any]
     infotime: dict[str, Any]
+    warmup: WarmupPlan | None = None
+    """The actor's warm-up; None only in a dry run whose data file does not exist yet."""
+    evaluation: EvalPlan | None = None
+    """The in-training evaluation (its ``eval.*`` flags are in ``flags``)."""
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    """Secrets given with ``--set`` (a wandb key), passed to the launched process in its environment
+    only: ``flags`` and ``request`` hold a pointer or ``<redacted>`` (``openrlhf_adapter/flags.py``)."""
 
     def openrlhf_argv(self) -> list[str]:
         """The OpenRLHF flags as command-line tokens."""
@@ -72,11 +97,15 @@ class TrainPlan:
 
 def _check_option_fits_method(req: TrainRequest, chosen: Method) -> None:
     if not chosen.uses_critic and (req.gamma is not None or req.lambd is not None):
-        raise UsageError(f"--gamma/--lambd need a critic (methods infoppo, ppo); {chosen.name} has none")
-    info_only = {"--eps-low-info": req.eps_low_info, "--eps-high-info": req.eps_high_info, "--norm": req.norm}
-    given = [name for name, value in info_only.items() if value is not None]
-    if given and chosen.name != "infoppo":
-        raise UsageError(f"{', '.join(given)} only apply to --method infoppo, not {chosen.name}")
+        raise UsageError(f"--gamma/--lambd need a critic (GAE); {chosen.name} has none ({chosen.advantage})")
+    clip_only = {"--eps-low-info": req.eps_low_info, "--eps-high-info": req.eps_high_info}
+    given = [name for name, value in clip_only.items() if value is not None]
+    if given and chosen.clip != "adaptive":
+        raise UsageError(
+            f"{', '.join(given)} only apply to a method with the adaptive clip, not {chosen.name}"
+        )
+    if req.norm is not None and not chosen.uses_rho:
+        raise UsageError(f"--norm only applies to a method that uses rho, not {chosen.name}")
 
 
 def _check_values(req: TrainRequest) -> None:
@@ -105,32 +134,9 @@ def _resolve_data(req: TrainRequest, strict: bool) -> str:
     return str(path.resolve())
 
 
-def count_prompts(data: str) -> int | None:
-    """Rows in a local JSONL/parquet prompt file (None for a Hugging Face id or another format)."""
-    path = Path(data)
-    if not path.is_file():
-        return None
-    if path.suffix == ".jsonl":
-        with path.open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(path).metadata.num_rows
-    return None
-
-
-def _warmup_ratio(chosen: Preset, flags: dict[str, Any], prompts: int | None) -> float | None:
-    """OpenRLHF takes warm-up as a fraction of its scheduler steps; the paper gives 10 steps."""
-    if prompts is None:
-        return None
-    per_step = int(flags["train.batch_size"])
-    steps = prompts * int(flags["rollout.n_samples_per_prompt"]) // per_step
-    steps *= int(flags.get("train.num_episodes", 1)) * int(flags.get("train.max_epochs", 1))
-    return min(1.0, chosen.actor_warmup_steps / max(steps, 1))
-
-
-def _derived_flags(chosen: Preset, algo: Method, req: TrainRequest, data: str, out: Path) -> dict[str, Any]:
+def _derived_flags(
+    chosen: Preset, algo: Method, req: TrainRequest, data: str, out: Path, seed: int
+) -> dict[str, Any]:
     nodes = req.nodes or chosen.nodes
     gpus = req.gpus_per_node or chosen.gpus_per_node
     if (nodes * gpus) % chosen.vllm_tensor_parallel:
@@ -142,6 +148,8 @@ def _derived_flags(chosen: Preset, algo: Method, req: TrainRequest, data: str, o
     if algo.uses_critic:
         flags["critic.model_name_or_path"] = model  # paper: the critic starts from the same model
         flags["critic.lr_warmup_ratio"] = 0.0  # paper: no critic warm-up
+        flags["critic.lr_scheduler"] = CRITIC_SCHEDULER
+    flags["actor.lr_scheduler"] = ACTOR_SCHEDULER
     for role in ("actor", "critic", "ref", "reward"):
         flags[f"{role}.num_nodes"] = nodes
         flags[f"{role}.num_gpus_per_node"] = gpus
@@ -156,7 +164,7 @@ def _derived_flags(chosen: Preset, algo: Method, req: TrainRequest, data: str, o
             "data.label_key": "label",
             "data.apply_chat_template": True,
             "reward.remote_url": str(REWARD_FILE),
-            "train.seed": req.seed,
+            "train.seed": seed,
             "ckpt.path": str(out / "ckpt"),
             "ckpt.output_dir": str(out / "final"),
             "ckpt.load_enable": req.resume,
@@ -176,7 +184,7 @@ def _cli_flags(req: TrainRequest) -> dict[str, Any]:
 
 
 def _infotime_settings(chosen: Preset, algo: Method, req: TrainRequest, out: Path) -> dict[str, Any]:
-    settings: dict[str, Any] = {"method": algo.name, **algo.infotime}
+    settings: dict[str, Any] = {"method": algo.name, **algo.components(), **algo.infotime}
     for key in ("eps_low_info", "eps_high_info", "norm"):
         if getattr(req, key) is not None:
             settings[key] = getattr(req, key)
@@ -184,6 +192,18 @@ def _infotime_settings(chosen: Preset, algo: Method, req: TrainRequest, out: Pat
     if req.address:
         settings["ray_address"] = req.address
     return settings
+
+
+def _actor_warmup(chosen: Preset, flags: dict[str, Any], data: str, overrides: dict) -> WarmupPlan | None:
+    """Set ``actor.lr_warmup_ratio`` to the preset's warm-up in RL steps (unless ``--set`` gives it)."""
+    if not Path(data).exists() and Path(data).suffix in (".jsonl", ".parquet"):
+        return None  # a dry run before `infoppo data prep`; a real run refused it already
+    rows = count_prompts(data, str(flags.get("data.prompt_split", "train")))
+    warmup = warmup_plan(flags, chosen.actor_warmup_steps, rows)
+    if "actor.lr_warmup_ratio" in overrides:
+        return None
+    flags["actor.lr_warmup_ratio"] = warmup.ratio
+    return warmup
 
 
 def plan_training(req: TrainRequest, strict_data: bool = True) -> TrainPlan:
@@ -194,26 +214,38 @@ def plan_training(req: TrainRequest, strict_data: bool = True) -> TrainPlan:
     :class:`EnvironmentProblem` when the installed openrlhf is not the pinned version.
     """
     require_openrlhf()  # the flags and the adapter are OpenRLHF 0.11.2's
-    chosen, algo = preset(req.preset), method(req.method)
+    chosen, algo = preset(req.preset), method(req.method, req.methods_file)
     _check_values(req)
     _check_option_fits_method(req, algo)
-    out = Path(req.output_dir or f"runs/{req.preset}-{req.method}-seed{req.seed}").expanduser().resolve()
+    overrides = dict(openrlhf_flags.parse_set_option(text) for text in req.overrides)
+    seed = resolve_seed(req.seed, overrides)
+    out = Path(req.output_dir or f"runs/{chosen.name}-{req.method}-seed{seed}").expanduser().resolve()
     data = _resolve_data(req, strict_data)
 
-    flags: dict[str, Any] = {}
-    flags.update(algo.openrlhf)
-    flags.update(chosen.openrlhf)
+    recipe = algo.all_openrlhf()
+    flags: dict[str, Any] = {**recipe, **chosen.openrlhf}
+    flags.update(recipe)  # the method's recipe beats the preset's generic flags (order kept)
     flags.update(chosen.method_overrides.get(algo.name, {}))
-    flags.update(_derived_flags(chosen, algo, req, data, out))
+    flags.update(_derived_flags(chosen, algo, req, data, out, seed))
     flags.update(_cli_flags(req))
-    overrides = dict(openrlhf_flags.parse_set_option(text) for text in req.overrides)
+    evaluation = eval_plan(req.eval_bench, req.eval_every, req.eval_samples)
+    flags.update(evaluation.flags(out))
     flags.update(overrides)
-    ratio = _warmup_ratio(chosen, flags, count_prompts(data))
-    if ratio is not None and "actor.lr_warmup_ratio" not in overrides:
-        flags["actor.lr_warmup_ratio"] = ratio
+    flags["train.seed"] = seed  # one value, whichever way it was given
+    check_model(str(flags["actor.model_name_or_path"]))
+    check_local_data(data, str(flags["data.input_key"]), str(flags["data.label_key"]))
+    check_flags(flags)
+    if flags.get("train.dynamic_batch_enable") and "train.max_tokens_per_gpu" not in overrides:
+        # the 80/20 recipe packs micro-batches up to max prompt + max response tokens
+        # (verl ppo_max_token_len_per_gpu); OpenRLHF's equivalent is train.max_tokens_per_gpu
+        flags["train.max_tokens_per_gpu"] = flags["data.max_len"]
+    warmup = _actor_warmup(chosen, flags, data, overrides)
     if flags.get("train.async_enable"):
         raise UsageError("OpenRLHF's async mode (train.async_enable) is not supported by infoppo; drop it")
 
-    plan = TrainPlan(req, chosen, algo, out, data, flags, _infotime_settings(chosen, algo, req, out))
+    infotime = _infotime_settings(chosen, algo, req, out)
+    secret_env = openrlhf_flags.secrets_to_environment(flags, dict(os.environ))
+    req = replace(req, overrides=openrlhf_flags.redact_argv(req.overrides))
+    plan = TrainPlan(req, chosen, algo, out, data, flags, infotime, warmup, evaluation, secret_env)
     openrlhf_flags.validate(plan.openrlhf_argv())
     return plan

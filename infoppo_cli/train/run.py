@@ -4,61 +4,18 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
 from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import EnvironmentProblem, UsageError
+from infoppo_cli.train.eval_set import EVAL_FILE, training_template, write_eval_prompts
 from infoppo_cli.train.plan import TrainPlan
 
 MANIFEST = "manifest.json"
-
-
-def summary_table(plan: TrainPlan) -> Table:
-    """The resolved configuration a researcher checks before spending GPU hours."""
-    flags, info = plan.flags, plan.infotime
-    table = Table(title=f"infoppo train: {plan.preset.name} / {plan.method.name}", show_header=False)
-    table.add_column("setting", style="bold")
-    table.add_column("value")
-    rows: list[tuple[str, Any]] = [
-        ("model", plan.flags["actor.model_name_or_path"]),
-        ("method", f"{plan.method.name}: {plan.method.summary}"),
-        ("advantage estimator", flags.get("algo.advantage.estimator")),
-        ("gamma / lambda", f"{flags.get('algo.advantage.gamma')} / {flags.get('algo.advantage.lambd')}"),
-    ]
-    if plan.method.name == "infoppo":
-        rows.append(("adaptive clip eps_low / eps_high", f"{info['eps_low_info']} / {info['eps_high_info']}"))
-        rows.append(("entropy normalisation", info["norm"]))
-    else:
-        rows.append(("clip low / high", flags.get("actor.eps_clip_low_high")))
-    if "top_entropy_frac" in info:
-        rows.append(("high-entropy token share", info["top_entropy_frac"]))
-    rows += [
-        ("actor lr / warm-up", f"{flags.get('actor.adam.lr')} / {plan.preset.actor_warmup_steps} steps"),
-        ("critic lr", flags.get("critic.adam.lr") if plan.method.uses_critic else "no critic"),
-        ("max response / total tokens", f"{flags['rollout.max_new_tokens']} / {flags['data.max_len']}"),
-        (
-            "prompts x samples per step",
-            f"{flags['rollout.batch_size']} x {flags['rollout.n_samples_per_prompt']}",
-        ),
-        ("GPUs (nodes x per node)", f"{flags['actor.num_nodes']} x {flags['actor.num_gpus_per_node']}"),
-        (
-            "vLLM engines x tensor parallel",
-            f"{flags['vllm.num_engines']} x {flags['vllm.tensor_parallel_size']}",
-        ),
-        ("DeepSpeed ZeRO stage", flags.get("ds.zero_stage")),
-        ("data", plan.data),
-        ("seed", flags.get("train.seed")),
-        ("Ray", info.get("ray_address") or "embedded local Ray"),
-        ("output dir", str(plan.output_dir)),
-    ]
-    for name, value in rows:
-        table.add_row(name, str(value))
-    return table
 
 
 def invocation_text(plan: TrainPlan) -> str:
@@ -73,7 +30,7 @@ def invocation_text(plan: TrainPlan) -> str:
     return " \\\n  ".join(lines)
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
@@ -101,26 +58,11 @@ def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
         },
         "command": plan.command(),
         "versions": stack_versions(),
-        "git_commit": _git_commit(),
-        "seed": plan.request.seed,
+        "git_commit": git_commit(),
+        "seed": int(plan.flags["train.seed"]),
         "status": status,
         **extra,
     }
-
-
-def trained_response_length(model: str | Path) -> int | None:
-    """The response length a model was trained with, when it is the ``final/`` (or an HF checkpoint)
-    of an ``infoppo train`` run directory: evaluation uses the same budget (paper protocol)."""
-    path = Path(model).expanduser()
-    for run_dir in (path.parent, path.parent.parent):
-        manifest_path = run_dir / MANIFEST
-        if manifest_path.is_file():
-            try:
-                flags = json.loads(manifest_path.read_text(encoding="utf-8"))["config"]["openrlhf_flags"]
-                return int(flags["rollout.max_new_tokens"])
-            except (ValueError, KeyError, TypeError):
-                return None
-    return None
 
 
 def prepare_output_dir(plan: TrainPlan) -> dict[str, Any] | None:
@@ -152,6 +94,13 @@ def require_gpu(plan: TrainPlan) -> None:
         )
 
 
+def write_eval_set(plan: TrainPlan) -> Path | None:
+    """The in-training eval's prompts in the run directory, unless ``--set eval.dataset`` chose others."""
+    if plan.evaluation and plan.flags.get("eval.dataset") == str(plan.output_dir / EVAL_FILE):
+        return write_eval_prompts(plan.evaluation, plan.output_dir, training_template(plan.data))
+    return None
+
+
 def run_training(plan: TrainPlan) -> int:
     """Launch OpenRLHF with infoppo's actors; returns the process's exit code.
 
@@ -160,12 +109,13 @@ def run_training(plan: TrainPlan) -> int:
     """
     require_gpu(plan)
     previous = prepare_output_dir(plan)
+    write_eval_set(plan)
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     first_start = (previous or {}).get("start_time", started)
     path = plan.output_dir / MANIFEST
     record = manifest(plan, "running", start_time=first_start, last_start_time=started)
     atomic_write_json(path, record)
-    process = subprocess.Popen(plan.command())
+    process = subprocess.Popen(plan.command(), env={**os.environ, **plan.secret_env})
     try:
         code = process.wait()
     except KeyboardInterrupt:  # the child got the same SIGINT and is stopping its Ray workers
@@ -176,4 +126,8 @@ def run_training(plan: TrainPlan) -> int:
     ended = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     record.update(status=status, end_time=ended, exit_code=code)
     atomic_write_json(path, record)
+    if status == "finished":  # final/ gets its model card (the results table fills in on eval)
+        from infoppo_cli.rundir import RunDir, write_model_card
+
+        write_model_card(RunDir(plan.output_dir))
     return code

@@ -29,7 +29,7 @@ def test_unknown_command_is_a_usage_error():
     [(UsageError("bad value"), 2), (EnvironmentProblem("no GPU"), 1), (KeyboardInterrupt(), 130)],
 )
 def test_main_turns_errors_into_one_line_and_an_exit_code(error, code, monkeypatch, capsys):
-    def fail():
+    def fail(**_):
         raise error
 
     monkeypatch.setattr(cli, "app", fail)
@@ -39,3 +39,31 @@ def test_main_turns_errors_into_one_line_and_an_exit_code(error, code, monkeypat
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err == ("interrupted" if code == 130 else f"error: {error}")
+
+
+def test_typer_usage_errors_are_our_one_line_with_exit_2(capsys):
+    for args, fragment in (
+        (["data", "prep"], "error: Missing argument 'dataset'. (see `infoppo data prep --help`)"),
+        (["data", "prep", "x", "--limit", "many"], "error: Invalid value for '--limit'"),
+        (["trian"], "error: No such command 'trian'. Did you mean 'train'?"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            cli.main(args)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and err.count("\n") == 1 and err.startswith(fragment), err
+        assert "╭" not in err and "Usage:" not in err
+
+
+def test_a_group_without_a_command_shows_its_help_with_clicks_exit_code(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["data"])
+    assert info.value.code == 2 and "prep" in capsys.readouterr().out
+
+
+def test_boolean_options_show_as_flags_in_help(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["data", "prep", "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    assert "<bool>" not in out and "--strict" in out and "<int>" in out  # valued options keep their type

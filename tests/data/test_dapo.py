@@ -13,17 +13,17 @@ from cli_process import run_infoppo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from infoppo_cli.cli.data import summary_table
 from infoppo_cli.data.dapo import (
     conflicts_path,
     detect_lang,
-    open_source,
     prepare_dapo,
     problem_id,
     problem_key,
-    summary_table,
 )
-from infoppo_cli.errors import UsageError
+from infoppo_cli.data.sources import open_source
 from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.errors import UsageError
 
 A = "Find the value of $x$ if $2x = 10$."
 B = "How many primes are below 40?"
@@ -358,3 +358,17 @@ def test_cli_errors_are_one_line_with_exit_code_2(dapo_parquet, tmp_path, extra,
     lines = done.stderr.rstrip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith(message.replace("{parquet}", str(dapo_parquet)))
     assert "Traceback" not in done.stderr
+
+
+def test_verl_layout_instruction_is_stripped_and_golds_are_stored_normalised(tmp_path):
+    # verl's math_dataset.py appends its instruction to the problem; the gold goes through the grader's
+    # normaliser (infoppo_cli.grading.normalise_answer), so "33\,124\,147" is stored as the grader reads it.
+    baked = "What is $2+2$? Let's think step by step and output the final answer within \\boxed{}."
+    rows = [dapo_row(baked, "33\\,124\\,147", "v", templated=False), dapo_row(B, "336^\\circ", "w")]
+    source = write_parquet(tmp_path / "verl.parquet", rows)
+    prepare_dapo(str(source), out=tmp_path / "out.jsonl")
+    written = read_jsonl(tmp_path / "out.jsonl")
+    assert [row["problem"] for row in written] == ["What is $2+2$?", B]
+    assert written[0]["prompt"] == render_prompt("What is $2+2$?")
+    assert "Let's think" not in written[0]["prompt"]
+    assert [row["label"] for row in written] == ["33124147", "336"]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from infoppo_cli.data.templates import TEMPLATES, extract_dapo_problem, render_prompt, strip_baked_instruction
 from infoppo_cli.errors import UsageError
-from infoppo_cli.data.templates import TEMPLATES, extract_dapo_problem, render_prompt
 
 # DAPO-Math-17K's prompt for one problem, written out in full (data-and-eval.md §1.3).
 DAPO_EXAMPLE = (
@@ -71,3 +71,22 @@ def test_extract_returns_none_for_other_prompts(text):
 @given(problems)
 def test_extract_inverts_render(problem):
     assert extract_dapo_problem(render_prompt(problem, "dapo")) == problem
+
+
+@pytest.mark.parametrize(
+    "baked",
+    [
+        "Let's think step by step and output the final answer within \\boxed{}.",
+        "Let's think step by step and output the final answer within \\boxed{}",
+        'Let\'s think step by step and output the final answer after "####".',
+        "Please reason step by step, and put your final answer within \\boxed{}.",
+    ],
+)
+def test_strip_baked_instruction(baked):
+    assert strip_baked_instruction(f"What is $1+1$? {baked}") == "What is $1+1$?"
+    assert strip_baked_instruction(f"What is $1+1$?\n\n{baked}\n") == "What is $1+1$?"
+
+
+def test_strip_baked_instruction_leaves_other_problems_alone():
+    problem = "Let's think about $n$: what is the final answer within the box $[0,1]$?"
+    assert strip_baked_instruction(problem) == problem

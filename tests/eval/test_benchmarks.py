@@ -13,13 +13,13 @@ from cli_process import run_infoppo
 from hypothesis import given
 from hypothesis import strategies as st
 
+from infoppo_cli.cli.eval import bench_table
 from infoppo_cli.data.templates import render_prompt
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.benchmarks import (
     BENCH_NAMES,
     Problem,
     bench_spec,
-    bench_table,
     load_bench,
     load_registry,
     normalize_gold,
@@ -141,7 +141,7 @@ def test_normalize_gold_is_idempotent(text):
 # --- loaders on local files in each real layout -------------------------------------------------------
 
 
-def test_amc23_qwen_layout_with_float_answers_in_parquet(tmp_path, capsys):
+def test_amc23_qwen_layout_with_float_answers_in_parquet(tmp_path, caplog):
     # Qwen2.5-Math / FlippyDora layout: id, problem, answer (float64), url, question.
     table = pa.table(
         {
@@ -159,14 +159,14 @@ def test_amc23_qwen_layout_with_float_answers_in_parquet(tmp_path, capsys):
         Problem("amc23", "7", "Q7", "-1"),
         Problem("amc23", "11", "Q11", "3159"),
     ]
-    assert "amc23: expected 40 problems but found 3" in capsys.readouterr().err
+    assert "amc23: expected 40 problems but found 3" in caplog.text
 
 
-def test_amc23_math_ai_layout_full_size_is_silent(tmp_path, capsys):
+def test_amc23_math_ai_layout_full_size_is_silent(tmp_path, caplog):
     rows = [{"id": i, "question": f"Q{i}", "answer": f"{i}.0", "url": "u"} for i in range(40)]
     problems = load_bench("amc23", write_jsonl(tmp_path / "amc.jsonl", rows))
     assert len(problems) == 40 and problems[5].answer == "5"
-    assert "warning" not in capsys.readouterr().err
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
 def test_aime24_h4_layout_keeps_answer_not_solution_and_strips_leading_zeros(tmp_path):
@@ -221,7 +221,8 @@ def test_beyondaime_layout_and_json_with_a_data_key(tmp_path):
     assert len(problems) == 100 and problems[0] == Problem("beyondaime", "1", "B0", "33124147")
 
 
-def test_dapo_aime_file_is_deduplicated(tmp_path, capsys):
+def test_dapo_aime_file_is_deduplicated(tmp_path, caplog):
+    caplog.set_level("INFO")
     # BytedTsinghua-SIA/AIME-2024 repeats each problem 32x in DAPO's verl layout.
     rows = []
     for index, (problem, answer) in enumerate([("Find x.", "540"), ("Find y.", "73")]):
@@ -238,7 +239,7 @@ def test_dapo_aime_file_is_deduplicated(tmp_path, capsys):
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "aime-2024.parquet")
     problems = load_bench("aime24", tmp_path / "aime-2024.parquet")
     assert problems == [Problem("aime24", "0", "Find x.", "540"), Problem("aime24", "1", "Find y.", "73")]
-    assert "62 repeated problem rows" in capsys.readouterr().err
+    assert "62 repeated problem rows" in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -273,7 +274,7 @@ def test_unreadable_or_missing_files(tmp_path):
         load_bench("aime24", tmp_path / "bad.parquet")
 
 
-def test_hub_loading_concatenates_configs(monkeypatch, capsys):
+def test_hub_loading_concatenates_configs(monkeypatch, caplog):
     # Only the network is replaced: each config comes back as a real `datasets.Dataset`.
     import datasets
 
@@ -292,7 +293,7 @@ def test_hub_loading_concatenates_configs(monkeypatch, capsys):
         ("opencompass/AIME2025", "AIME2025-I", "test", None),
         ("opencompass/AIME2025", "AIME2025-II", "test", None),
     ]
-    assert len(problems) == 30 and "warning" not in capsys.readouterr().err
+    assert len(problems) == 30 and not [r for r in caplog.records if r.levelname == "WARNING"]
     assert problems[0] == Problem("aime25", "AIME2025-I-1", "AIME2025-I P0", "336")
     assert problems[15] == Problem("aime25", "AIME2025-II-1", "AIME2025-II P0", "336")
     assert problems[29].id == "AIME2025-II-15" and problems[29].answer == "14"

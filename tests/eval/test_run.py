@@ -13,9 +13,12 @@ from tiny_model import build_tiny_model
 from infoppo_cli.cli import main
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import generation
-from infoppo_cli.eval import run as evaluate
-from infoppo_cli.eval.run import CONFIG_FILE, METRICS_FILE, EvalSettings, resolve_settings, run_evaluation
+from infoppo_cli.eval import responses as evaluate
+from infoppo_cli.eval.hf_backend import HFBackend
+from infoppo_cli.eval.outputs import METRICS_FILE
+from infoppo_cli.eval.run import run_evaluation
 from infoppo_cli.eval.sample_store import SAMPLES_FILE, SampleStore
+from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, resolve_settings
 from infoppo_cli.eval.statistics import METRIC_KEYS
 
 BENCH_ROWS = [
@@ -171,7 +174,7 @@ def settings_for(model, bench_file, **changes) -> EvalSettings:
 
 def interrupt_after(monkeypatch, batches: int) -> None:
     """Make the HF backend raise Ctrl-C after handing out ``batches`` batches."""
-    original = generation.HFBackend.generate
+    original = HFBackend.generate
 
     def generate(self, requests, sampling):
         for index, batch in enumerate(original(self, requests, sampling)):
@@ -179,7 +182,7 @@ def interrupt_after(monkeypatch, batches: int) -> None:
                 raise KeyboardInterrupt
             yield batch
 
-    monkeypatch.setattr(generation.HFBackend, "generate", generate)
+    monkeypatch.setattr(HFBackend, "generate", generate)
 
 
 def test_resume_after_an_interruption_neither_duplicates_nor_loses(
@@ -406,7 +409,7 @@ def test_samples_store_matches_metrics_inputs(tiny_model_dir, bench_file, tmp_pa
 def test_max_tokens_default_to_the_training_response_length(tmp_path):
     import json as _json
 
-    from infoppo_cli.eval.run import DEFAULT_MAX_TOKENS, resolve_settings
+    from infoppo_cli.eval.settings import DEFAULT_MAX_TOKENS, resolve_settings
 
     run = tmp_path / "run"
     (run / "final").mkdir(parents=True)

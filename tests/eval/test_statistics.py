@@ -158,6 +158,7 @@ def test_bench_metrics_against_hand_computed_values():
     assert m["truncation_rate"] == pytest.approx(2 / 12)
     assert m["no_answer_rate"] == pytest.approx(2 / 12)
     assert m["timeout_rate"] == pytest.approx(1 / 12)
+    assert m["timeouts"] == 1  # counted, not only a rate (issue 11)
 
 
 def test_unknown_lengths_and_single_samples_give_none():
@@ -192,6 +193,7 @@ def test_average_is_the_unweighted_mean_with_totals_and_combined_se():
     assert avg["mean@k"] == pytest.approx((a["mean@k"] + b["mean@k"]) / 2)
     assert avg["length_mean"] == pytest.approx((65.0 + 7.5) / 2)  # b: 5, 7, 9, 9
     assert avg["problems"] == 5 and avg["samples"] == 16 and avg["k"] == 2
+    assert avg["timeouts"] == 1  # a total over benches, like problems and samples
     assert avg["mean@k_se"] == pytest.approx(math.sqrt(a["mean@k_se"] ** 2 + b["mean@k_se"] ** 2) / 2)
     # pass@k for the k every bench has (a: 1, 2, 4; b: 1, 2)
     assert avg["pass@k_curve"] == pytest.approx(

@@ -28,7 +28,7 @@ def test_policy_actor_patches_are_active_in_the_worker(local_ray):
     )
     local_ray.get(actor.init_model_from_pretrained.remote(strategy, "unused-model-path"))
     status = local_ray.get(actor.infoppo_status.remote())
-    assert status["chunked_entropy"] and status["info_policy_loss"]
+    assert status["chunked_entropy"] and status["info_policy_loss"] and status["clip_logging"]
     assert worker_pid != os.getpid()
 
     # the patches are process-local: this (driver) process is untouched
@@ -65,10 +65,12 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     trainer.args = openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28")
     trainer.args.ckpt.save_steps = float("inf")
     trainer.args.eval.steps = eval_steps
-    trainer.settings = InfoSettings(method=method)
+    clip = "adaptive" if method == "infoppo" else "fixed"
+    trainer.settings = InfoSettings(method=method, clip=clip)
     trainer.eval_dataloader = None
     trainer.wandb_logger = trainer.tensorboard_logger = None
     trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl")
+    trainer.rollout_recorder = SimpleNamespace(take=dict)  # nothing generated in these tests
     return trainer
 
 

@@ -11,6 +11,12 @@ from openrlhf_fixtures import openrlhf_args, rollout_experiences
 from infoppo_cli.infotime import info_discount, info_time_gae, information_density
 from infoppo_cli.openrlhf_adapter.experience_fields import ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+from infoppo_cli.train.methods import method as method_named
+
+
+def settings_of(name: str) -> InfoSettings:
+    """The adapter's settings for a shipped method: its components, as the plan renders them."""
+    return InfoSettings(method=name, **method_named(name).components())
 
 
 def make_maker(settings: InfoSettings | None, *flags: str):
@@ -99,7 +105,7 @@ def test_other_methods_leave_openrlhf_advantages_untouched(method):
     flags = ("--algo.advantage.gamma", "0.95", "--algo.advantage.lambd", "0.9")
     if method == "dapo-ft":
         flags = ("--algo.advantage.estimator", "group_norm", "--rollout.n_samples_per_prompt", "2")
-    ours = make_maker(InfoSettings(method=method), *flags)
+    ours = make_maker(settings_of(method), *flags)
     upstream = make_maker(None, *flags)
     a = rollout_experiences(n_experiences=2, batch=2, width=8, seed=3)
     b = rollout_experiences(n_experiences=2, batch=2, width=8, seed=3)
@@ -110,6 +116,24 @@ def test_other_methods_leave_openrlhf_advantages_untouched(method):
         assert x.info_rho is None
     if method == "dapo-ft":  # DAPO-FT's actor still needs the entropy for its token mask
         assert all(x.old_entropy is not None for x in a)
+
+
+def test_each_half_of_infoppo_alone(monkeypatch):
+    """info-gae: information-time advantages, no rho for the actor; info-clip: token-time advantages
+    (OpenRLHF's own), rho for the actor's adaptive clip."""
+    flags = ("--algo.advantage.gamma", "0.999", "--algo.advantage.lambd", "0.99")
+    runs = {}
+    for name in ("infoppo", "info-gae", "info-clip", None):
+        maker = make_maker(settings_of(name) if name else None, *flags)
+        runs[name] = maker.compute_advantages_and_returns(
+            rollout_experiences(n_experiences=2, batch=2, width=10, seed=4)
+        )
+    for full, gae, clip, upstream in zip(*runs.values(), strict=True):
+        assert torch.allclose(gae.advantages, full.advantages) and gae.info_rho is None
+        assert torch.equal(clip.advantages, upstream.advantages)
+        assert torch.allclose(clip.info_rho, full.info_rho)
+        assert not torch.allclose(full.advantages, upstream.advantages)
+        assert gae.info["rho_mean"].shape == clip.info["rho_mean"].shape == (2,)
 
 
 def test_missing_entropy_from_the_actor_is_a_clear_error(monkeypatch):

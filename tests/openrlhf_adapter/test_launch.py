@@ -36,8 +36,9 @@ def test_split_argv_separates_our_settings():
     assert rest == ["--actor.adam.lr", "1e-6", "--x"]
 
 
-@pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
+@pytest.mark.parametrize("method", ["infoppo", "ppo", "dapo", "dapo-ft"])
 def test_train_builds_infoppo_actor_and_trainer(method, restore_openrlhf):
+    """Every method gets infoppo's actor worker: the same metrics and checkpoint rotation for all."""
     from openrlhf.trainer.ray.launcher import RayActorGroup
 
     from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
@@ -54,14 +55,6 @@ def test_train_builds_infoppo_actor_and_trainer(method, restore_openrlhf):
         upstream_actor.__name__ == "PolicyModelActor"
         and upstream_actor.__module__ == "openrlhf.trainer.ray.ppo_actor"
     )
-
-
-def test_ppo_keeps_openrlhf_actor(restore_openrlhf):
-    import openrlhf.trainer.ray.ppo_actor as actor_module
-
-    upstream = actor_module.PolicyModelActor
-    install(InfoSettings(method="ppo"))
-    assert entry_module_globals()["PolicyModelActor"] is upstream
 
 
 def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
@@ -81,11 +74,15 @@ def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
 
 def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
     monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
     local = ray_runtime_env(InfoSettings())
     assert local["env_vars"]["INFOPPO_REWARD_STYLE"] == "signed"
     assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
     remote = ray_runtime_env(InfoSettings(ray_address="ray://head:10001"))
     assert remote["py_modules"][0].__name__ == "infoppo_cli"
+    assert "WANDB_API_KEY" not in remote["env_vars"]
+    monkeypatch.setenv("WANDB_API_KEY", "k")  # wandb in the trainer process reads it from there
+    assert ray_runtime_env(InfoSettings(ray_address="auto"))["env_vars"]["WANDB_API_KEY"] == "k"
 
 
 @pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])

@@ -63,3 +63,20 @@ def test_read_metrics_tolerates_a_torn_line_and_repeated_steps(tmp_path):
         {"step": 1, "reward_mean": 0.1},
         {"step": 2, "reward_mean": 0.3, "rho_mean": 0.5},
     ]
+
+
+def test_reward_mean_is_taken_before_dynamic_filtering_when_known():
+    status = {
+        "rollout/reward_mean": 0.5,
+        "rollout/reward_mean_unfiltered": 0.25,
+        "rollout/kept_group_frac": 0.5,
+    }
+    record = step_record(3, status)
+    assert record["reward_mean"] == 0.25 and record["reward_mean_kept"] == 0.5
+    assert record["kept_group_frac"] == 0.5 and "rollout/reward_mean_unfiltered" not in record
+    assert step_record(3, {"rollout/reward_mean": 0.5})["reward_mean"] == 0.5  # no filtering: the same
+
+
+def test_signed_rewards_give_accuracy_in_percent():
+    assert eval_fields({"eval_aime25_pass1": 0.0}, signed_rewards=True)["eval_aime25"] == 50.0
+    assert eval_fields({"eval_aime25_pass1": -1.0}, signed_rewards=True)["eval_aime25"] == 0.0

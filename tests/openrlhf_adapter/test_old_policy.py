@@ -114,3 +114,91 @@ def test_one_full_infoppo_update(model_dir, rollout):
     assert 1.0 <= float(experience.info["clip_upper_mean"]) <= 1.28 + 1e-6
     assert 1 / (1 + math.log(1.2)) - 1e-6 <= float(experience.info["clip_lower_mean"]) <= 1.0
     assert frac_up + frac_low > 0  # the third step did move ratios beyond their bounds
+
+
+def _upstream_actor_trainer(actor, loss_fn, optimizer):
+    """OpenRLHF's own ``ActorPPOTrainer.training_step`` bound to a minimal CPU trainer (DeepSpeed's
+    CUDA-only engine calls replaced by plain backward/step)."""
+    from functools import partial
+
+    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer
+
+    args = SimpleNamespace(
+        actor=SimpleNamespace(entropy_coef=0.0),  # what dapo-ft's plan sets: entropy returned, no bonus
+        algo=SimpleNamespace(kl=SimpleNamespace(use_loss=False)),
+        train=SimpleNamespace(dynamic_batch_enable=False),
+    )
+
+    def optimizer_step(optim, model, scheduler, name):
+        optim.step()
+        optim.zero_grad()
+
+    strategy = SimpleNamespace(
+        ring_attn_group=None,
+        backward=lambda loss, model, optim: loss.backward(),
+        optimizer_step=optimizer_step,
+        get_grad_norm=lambda model: 0.0,
+    )
+    trainer = SimpleNamespace(
+        actor=actor,
+        actor_loss_fn=loss_fn,
+        args=args,
+        strategy=strategy,
+        aux_loss=False,
+        ema_model=None,
+        actor_optim=optimizer,
+        actor_scheduler=SimpleNamespace(get_last_lr=lambda: [1e-2]),
+    )
+    trainer.training_step = partial(ActorPPOTrainer.training_step, trainer)
+    return trainer
+
+
+def test_dapo_ft_masks_by_the_current_policy_in_openrlhf_training_step(model_dir, rollout, monkeypatch):
+    """Through upstream's ``training_step``: the mask is the top 20% (k rounded up) of the entropy of
+    the very forward that computes the loss, and it follows the policy as it changes."""
+    import openrlhf.models.actor as actor_module
+    from openrlhf.models import Actor, PolicyLoss
+    from openrlhf.trainer.ppo_utils.experience import Experience
+
+    from infoppo_cli.infotime import high_entropy_mask
+    from infoppo_cli.openrlhf_adapter.policy_loss import install_info_loss
+
+    sequences, action_mask, attention_mask = rollout
+    torch.manual_seed(1)
+    monkeypatch.setattr(actor_module, "compute_entropy", actor_module.compute_entropy)  # undone after
+    install_chunked_entropy(chunk_size=7, entropy_gradient=False)
+    actor = Actor(str(model_dir), attn_implementation="eager", param_dtype="bf16")
+    old_log_probs, _ = old_policy_forward(actor, sequences, action_mask, attention_mask, "cpu")
+    seen_masks = []
+
+    class RecordingLoss(PolicyLoss):
+        def forward(self, *args, action_mask=None, **kwargs):
+            seen_masks.append(action_mask.clone())
+            return super().forward(*args, action_mask=action_mask, **kwargs)
+
+    trainer = _upstream_actor_trainer(
+        actor, RecordingLoss(0.2, 0.28), torch.optim.AdamW(actor.parameters(), 5e-2)
+    )
+    settings = InfoSettings(method="dapo-ft", advantage="group_norm", clip="fixed", token_mask="top_entropy")
+    install_info_loss(trainer, settings)
+    advantages = torch.randn(action_mask.shape, generator=torch.Generator().manual_seed(3)) * action_mask
+    for step in range(2):
+        with torch.no_grad():  # the policy as it is right before this step
+            logits = actor(sequences, None, attention_mask, return_output=True)["logits"][:, :-1].float()
+        logp = torch.log_softmax(logits, -1)
+        current = -(logp.exp() * logp).sum(-1)[:, -action_mask.shape[1] :]
+        experience = Experience(
+            sequences=sequences,
+            attention_mask=attention_mask,
+            action_mask=action_mask,
+            action_log_probs=old_log_probs,
+            advantages=advantages,
+        )
+        result = trainer.training_step(experience, 0.0, step, {"batch_num_tokens": float(action_mask.sum())})
+        expected = action_mask & high_entropy_mask(current, action_mask, 0.2)
+        assert torch.equal(seen_masks[-1], expected)
+        n = int(action_mask.sum())
+        assert int(expected.sum()) == math.ceil(0.2 * n)
+        assert float(result["metrics"]["high_entropy_token_frac"]) == pytest.approx(math.ceil(0.2 * n) / n)
+        assert "entropy_loss" in result["metrics"]  # upstream logs the current entropy it returned
+    assert not torch.equal(seen_masks[0], seen_masks[1])  # the mask moved with the policy

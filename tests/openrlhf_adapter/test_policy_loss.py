@@ -63,12 +63,17 @@ def test_adaptive_clip_keeps_openrlhf_token_normalisation():
     assert torch.allclose(loss, mean_loss * mask.sum() / global_tokens, atol=1e-6)
 
 
+DAPO_FT = InfoSettings(method="dapo-ft", advantage="group_norm", clip="fixed", token_mask="top_entropy")
+
+
 def test_dapo_ft_trains_only_the_high_entropy_tokens():
     from openrlhf.models.loss import PolicyLoss
 
     new, old, adv, mask, experience = batch(seed=2)
-    loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method="dapo-ft", top_entropy_frac=0.2))
+    loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), DAPO_FT)
     loss_fn.experience = experience
+    prompt_columns = torch.rand(3, 4) * 9  # Actor.forward's entropy spans prompt positions too
+    loss_fn.current_entropy = torch.cat([prompt_columns, experience.old_entropy], dim=1)
     loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=float(mask.sum()))[0]
     keep = high_entropy_mask(experience.old_entropy, mask, 0.2)
     reference = PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask & keep)[0]
@@ -76,6 +81,74 @@ def test_dapo_ft_trains_only_the_high_entropy_tokens():
     (grad,) = torch.autograd.grad(loss, new)
     assert torch.all(grad[~keep] == 0) and grad[keep].abs().sum() > 0
     assert float(experience.info["high_entropy_token_frac"]) == pytest.approx(float(keep.sum() / mask.sum()))
+
+
+def test_packed_micro_batch_keeps_mostly_the_high_entropy_response():
+    """Top-k is taken over the whole micro-batch, not per response (80/20 fork)."""
+    from openrlhf.models.loss import PolicyLoss
+
+    g = torch.Generator().manual_seed(5)
+    mask = torch.ones(2, 40, dtype=torch.bool)
+    entropy = torch.stack([2.0 + torch.rand(40, generator=g), 0.5 * torch.rand(40, generator=g)])
+    entropy[1, 7] = 9.0  # one very uncertain token in the confident response
+    loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), DAPO_FT)
+    loss_fn.experience, loss_fn.current_entropy = SimpleNamespace(info={}), entropy
+    kept_mask, _ = loss_fn._high_entropy_only(torch.zeros(2, 40), mask, {})
+    assert int(kept_mask.sum()) == 16  # ceil(0.2 * 80)
+    assert int(kept_mask[0].sum()) == 15 and kept_mask[1, 7] and int(kept_mask[1].sum()) == 1
+
+
+@pytest.mark.parametrize(("tokens", "kept"), [(1, 1), (5, 1), (6, 2), (11, 3), (10, 2)])
+def test_k_rounds_up(tokens, kept):
+    from openrlhf.models.loss import PolicyLoss
+
+    mask = torch.arange(12)[None, :] < tokens
+    loss_fn = InfoPolicyLoss(PolicyLoss(), DAPO_FT)
+    loss_fn.experience, loss_fn.current_entropy = SimpleNamespace(info={}), torch.rand(1, 12)
+    kept_mask, _ = loss_fn._high_entropy_only(torch.zeros(1, 12), mask, {})
+    assert int(kept_mask.sum()) == kept and not (kept_mask & ~mask).any()
+
+
+def test_loss_is_the_token_mean_over_the_kept_tokens():
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch(seed=6)
+    loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), DAPO_FT)
+    loss_fn.experience, loss_fn.current_entropy = experience, experience.old_entropy
+    loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=float(mask.sum()), dp_size=1)[0]
+    keep = high_entropy_mask(experience.old_entropy, mask, 0.2)
+    ratio = (new - old).exp()
+    per_token = -torch.min(ratio * adv, ratio.clamp(1 - 0.2, 1 + 0.28) * adv).detach()
+    by_hand = sum(float(per_token[i, t]) for i, t in keep.nonzero().tolist()) / int(keep.sum())
+    assert float(loss.detach()) == pytest.approx(by_hand, rel=1e-5)
+
+
+def test_the_mask_reads_the_training_forward_not_the_old_policy():
+    """``install_info_loss`` hands the loss the entropy of the forward ``training_step`` runs."""
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch(seed=7)
+    current = torch.rand(3, 10) * mask
+
+    class TrainingForward(torch.nn.Module):
+        def forward(self, *args, **kwargs):
+            return new, SimpleNamespace(entropy=current)
+
+    def upstream_step(exp, kl_ctl, step, loss_batch_info=None):
+        log_probs, _ = trainer.actor(exp)
+        return trainer.actor_loss_fn(log_probs, old, adv, action_mask=mask)
+
+    trainer = SimpleNamespace(actor=TrainingForward(), actor_loss_fn=PolicyLoss(0.2, 0.28))
+    trainer.training_step = upstream_step
+    loss_fn = install_info_loss(trainer, DAPO_FT)
+    loss = trainer.training_step(experience, 0.0, 0)[0]
+    keep = high_entropy_mask(current, mask, 0.2)
+    assert not torch.equal(keep, high_entropy_mask(experience.old_entropy, mask, 0.2))
+    assert torch.allclose(loss, PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask & keep)[0])
+    assert loss_fn.current_entropy is None  # released after the step
+    with pytest.raises(RuntimeError, match="training forward's entropy"):
+        loss_fn.experience = experience
+        loss_fn(new, old, adv, action_mask=mask)
 
 
 def test_loss_without_an_experience_is_an_error():
@@ -112,3 +185,19 @@ def test_clip_statistics_match_bounds_definition():
     assert float(stats["clip_frac_upper"]) == pytest.approx(
         float(((ratio > upper) & (adv > 0) & mask).sum() / n)
     )
+
+
+@pytest.mark.parametrize("name", ["infoppo", "ppo", "someone-elses-method"])
+def test_behaviour_follows_the_components_not_the_name(name):
+    """The same parts give the same loss whatever the method is called."""
+    from openrlhf.models.loss import PolicyLoss
+
+    new, old, adv, mask, experience = batch(seed=8)
+    adaptive = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method=name, clip="adaptive"))
+    adaptive.experience = experience
+    expected, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, 10.0, 20.0)
+    assert torch.allclose(adaptive(new, old, adv, action_mask=mask)[0], expected, atol=1e-6)
+    fixed = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method=name, clip="fixed", token_mask="all"))
+    fixed.experience = experience
+    upstream = PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask)[0]
+    assert torch.equal(fixed(new, old, adv, action_mask=mask)[0], upstream)

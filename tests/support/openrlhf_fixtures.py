@@ -67,7 +67,9 @@ def stand_in_for_model_loading(actor_self):
     upstream = next(cls for cls in type(actor_self).__mro__ if cls.__name__ == "PolicyModelActor")
 
     def load(self, strategy, *args, **kwargs):
-        self.trainer = SimpleNamespace(actor_loss_fn=PolicyLoss(), training_step=lambda *a, **k: {})
+        self.trainer = SimpleNamespace(
+            args=strategy.args, actor_loss_fn=PolicyLoss(), training_step=lambda *a, **k: {}
+        )
 
     upstream.init_model_from_pretrained = load
     return os.getpid()

@@ -62,11 +62,13 @@ def _build_tokenizer():
     return hf_tok
 
 
-def build_tiny_model(directory: Path) -> Path:
+def build_tiny_model(directory: Path, sharpen: float = 1.0) -> Path:
     """Save a tiny random ``Qwen3ForCausalLM`` and its tokenizer into ``directory`` and return it.
 
     About 140k parameters (2 layers, hidden size 64, vocabulary 1000), eos ``<|im_end|>``, pad
     ``<|pad|>``, a ChatML ``chat_template``; deterministic (fixed training text and seed).
+    ``sharpen`` scales the final norm's weight, hence the logits: random weights give a near-uniform
+    next-token distribution (entropy ~ ln 1000 everywhere); ``sharpen=8`` spreads entropies over ~0.7-6 nats.
     """
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
@@ -91,6 +93,9 @@ def build_tiny_model(directory: Path) -> Path:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
         model = Qwen3ForCausalLM(config)
+        if sharpen != 1.0:
+            with torch.no_grad():
+                model.model.norm.weight.mul_(sharpen)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory

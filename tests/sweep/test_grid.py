@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -219,8 +220,14 @@ def test_grid_size_is_values_times_arms_times_seeds(seeds: int, kind: str) -> No
 # --------------------------------------------------------------------------- the command line
 
 
+def write_prompts(path: Path) -> Path:
+    path.write_text(json.dumps({"prompt": "What is 1+1?", "label": "2"}) + "\n")
+    return path
+
+
 def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "lam"
+    write_prompts(tmp_path / "train.jsonl")
     result = run_infoppo(
         "sweep", "lambda", "--values", "0.9,0.95", "--eval-bench", "aime25", "--out", str(out),
         "--dry-run", "--data", "train.jsonl", cwd=tmp_path,
@@ -242,12 +249,12 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
 def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path) -> None:
     result = run_infoppo(
         "sweep", "norm", "--values", "batch", "--address", "http://head:8265", "--max-parallel", "3",
-        "--out", str(tmp_path / "n"), "--dry-run", cwd=tmp_path,
+        "--out", str(tmp_path / "n"), "--dry-run", "--data", str(write_prompts(tmp_path / "p.jsonl")),
+        cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "as Ray jobs on http://head:8265, at most 3 at once" in result.stdout
-    assert "--norm batch --seed 1 --output-dir" in result.stdout
-    assert result.stdout.rstrip().endswith("--address auto")
+    assert "--norm batch --seed 1 --output-dir" in result.stdout and "p.jsonl --address auto" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -259,12 +266,40 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
         ),
         (["sweep", "gamma", "--values", "2", "--dry-run"], "error: --values for the gamma sweep takes"),
         (["sweep", "clip", "--values", "5,10", "--dry-run"], "EPS_LOW:EPS_HIGH pairs"),
-        (["sweep", "gamma", "--max-parallel", "2", "--dry-run"], "error: --max-parallel needs --address"),
+        (
+            ["sweep", "gamma", "--max-parallel", "2", "--dry-run"],
+            "error: --max-parallel needs --address or --launcher slurm",
+        ),
         (["sweep", "gamma", "--seed", "2", "--dry-run"], "error: --seed is set by the gamma sweep"),
+        (
+            ["sweep", "components", "--values", "0.9", "--dry-run"],
+            "error: the components sweep takes no values",
+        ),
+        (
+            ["sweep", "components", "--time", "info", "--dry-run"],
+            "error: unknown --time info; choose from ppo",
+        ),
+        # caught by planning every arm as `infoppo train` would, before anything runs
+        (["sweep", "gamma", "--dry-run", "--set", "actor.lrr=1", "--data", "P"], "has no flag --actor.lrr"),
+        (["sweep", "gamma", "--dry-run"], "data file data/dapo-math-17k.jsonl not found"),
+        (
+            ["sweep", "norm", "--dry-run", "--bogus", "--data", "P"],
+            "train options of the sweep: No such option: --bogus",
+        ),
+        (["sweep", "gamma", "--launcher", "ray", "--dry-run"], "error: --launcher ray needs --address"),
+        (
+            ["sweep", "gamma", "--launcher", "slurm", "--address", "h:1", "--dry-run"],
+            "--address is for --launcher ray",
+        ),
+        (
+            ["sweep", "gamma", "--launcher", "slurm", "--slurm-time", "2 days", "--dry-run"],
+            "--slurm-time takes",
+        ),
     ],
 )
 def test_bad_sweep_options_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    result = run_infoppo(*args, cwd=tmp_path)
+    prompts = str(write_prompts(tmp_path / "prompts.jsonl"))
+    result = run_infoppo(*(prompts if arg == "P" else arg for arg in args), cwd=tmp_path)
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr

@@ -17,80 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
+from sweep_stand_in import StandIn, write_prompts
 
 from infoppo_cli.errors import EnvironmentProblem
 from infoppo_cli.sweep.grid import build_plan
-from infoppo_cli.sweep.runner import EXECUTABLE_ENV, LocalLauncher, RayJobLauncher, run_sweep
+from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
+from infoppo_cli.sweep.local import LocalLauncher
+from infoppo_cli.sweep.ray_jobs import RayJobLauncher
+from infoppo_cli.sweep.runner import run_sweep
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
-
-STAND_IN = r"""
-import json, os, sys, time
-from pathlib import Path
-
-config = json.loads(Path(__file__).with_suffix(".json").read_text())
-args = sys.argv[1:]
-with open(config["calls"], "a") as log:
-    log.write(json.dumps(args) + "\n")
-
-def opt(name):
-    return args[args.index(name) + 1] if name in args else None
-
-if args[0] == "train":
-    out = Path(opt("--output-dir"))
-    if "--resume" not in args and (out / "manifest.json").exists():
-        print("error: already holds a run; pass --resume", file=sys.stderr)
-        sys.exit(2)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "manifest.json").write_text(json.dumps({"config": {"method": opt("--method")}}))
-    print(f"stand-in training {out.name}", flush=True)
-    (out / "pid").write_text(str(os.getpid()))
-    time.sleep(config.get("sleep", 0))
-    while config.get("hold") and not Path(config["hold"]).exists():  # until the test releases it
-        time.sleep(0.05)
-    if config.get("reject"):
-        print("error: no such option: --bogus", file=sys.stderr)
-        sys.exit(2)
-    if any(token in out.name for token in config.get("fail", [])):
-        print("stand-in failure", file=sys.stderr)
-        sys.exit(1)
-    with open(out / "metrics.jsonl", "w") as metrics:
-        for step in (1, 2, 3):
-            metrics.write(json.dumps({"step": step, "reward_mean": float(opt("--gamma") or 1) * step}) + "\n")
-    (out / "final").mkdir(exist_ok=True)
-elif args[0] == "eval":
-    if not Path(opt("--model")).is_dir():
-        print("error: missing model", file=sys.stderr)
-        sys.exit(2)
-    out = Path(opt("--out"))
-    out.mkdir(parents=True, exist_ok=True)
-    scores = {bench: {"mean@k": 12.5} for bench in opt("--bench").split(",")}
-    (out / "metrics.json").write_text(json.dumps({"benches": scores}))
-    print("stand-in eval done", flush=True)
-"""
-
-
-class StandIn:
-    """The stand-in script, its instructions and the log of its invocations."""
-
-    def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.script = directory / "stand_in.py"
-        self.script.write_text(STAND_IN)
-        self.calls_path = directory / "calls.jsonl"
-        self.configure()
-
-    def configure(self, **config) -> None:
-        config["calls"] = str(self.calls_path)
-        self.script.with_suffix(".json").write_text(json.dumps(config))
-
-    @property
-    def executable(self) -> list[str]:
-        return [sys.executable, str(self.script)]
-
-    def calls(self) -> list[list[str]]:
-        if not self.calls_path.exists():
-            return []
-        return [json.loads(line) for line in self.calls_path.read_text().splitlines()]
 
 
 @pytest.fixture
@@ -106,7 +41,8 @@ def output_dirs(calls: list[list[str]], phase: str = "train") -> list[str]:
 def sweep_cli(stand_in: StandIn, out: Path, *extra: str, **popen) -> subprocess.Popen[str]:
     env = {**os.environ, EXECUTABLE_ENV: " ".join(stand_in.executable), "COLUMNS": "200"}
     argv = [sys.executable, "-m", "infoppo_cli", "sweep", "gamma", "--values", "0.999,0.99"]
-    argv += ["--out", str(out), "--poll-interval", "0.05", *extra]
+    prompts = write_prompts(out.parent / "prompts.jsonl")
+    argv += ["--out", str(out), "--poll-interval", "0.05", "--data", str(prompts), *extra]
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
@@ -211,6 +147,41 @@ def test_ctrl_c_stops_the_child_and_leaves_a_consistent_state_that_resumes(
     assert set(statuses(out).values()) == {"done"}
     again = [c for c in stand_in.calls() if "gamma-0.999-info-seed1" in c[c.index("--output-dir") + 1]]
     assert len(again) == 2 and again[-1][-1] == "--resume"
+
+
+def test_a_sigkilled_sweep_leaves_a_state_that_the_next_one_completes_without_duplicates(
+    tmp_path: Path, stand_in: StandIn
+) -> None:
+    out = tmp_path / "sweep"
+    release = tmp_path / "release"
+    stand_in.configure(hold=str(release))
+    process = sweep_cli(stand_in, out)
+    pid_file = out / "gamma-0.999-info-seed1" / "pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pid_file.exists(), process.poll()
+    process.send_signal(signal.SIGKILL)  # no handler runs: the child and the lock file are left behind
+    process.wait()
+    child = int(pid_file.read_text())
+    os.kill(child, 0)  # still training in its own session
+
+    refused = run_sweep_cli(stand_in, out)
+    assert refused.returncode == 2 and f"still running as process {child}" in refused.stderr
+    assert "took over" in refused.stderr and "no longer running" in refused.stderr  # the killed sweep's lock
+    release.write_text("go")
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+    resumed = run_sweep_cli(stand_in, out)
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(statuses(out).values()) == {"done"}
+    trained = output_dirs(stand_in.calls())
+    assert sorted(set(trained)) == sorted(statuses(out))
+    assert trained.count("gamma-0.999-info-seed1") == 2 and len(trained) == 5  # only the killed one again
+    metrics = (out / "gamma-0.999-info-seed1" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in metrics] == [1, 2, 3]
 
 
 def test_a_run_left_running_by_a_killed_sweep_is_marked_and_run_again(
@@ -414,7 +385,7 @@ def test_cli_ray_sweep_left_by_ctrl_c_keeps_its_jobs_and_re_attaches(
     state = SweepState.load(out / STATE_FILE)
     running = [run for run in state.runs if run.status == "running"]
     assert len(running) == 2 and all(run.phases[0].ray_job_id for run in running)
-    assert "2 Ray job(s) keep running" in stdout and "re-run to re-attach" in stdout
+    assert "2 job(s) keep running" in stdout and "re-run to re-attach" in stdout
 
     release.touch()
     resumed = run_sweep_cli(stand_in, out, *ray_options)

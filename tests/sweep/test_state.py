@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
-from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep, sweep_lock
+from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
 
 def make_plan(tmp_path: Path, **options):
@@ -17,8 +18,14 @@ def make_plan(tmp_path: Path, **options):
     return build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path / "sw", **options)
 
 
-def open_plan(plan, retry_failed: bool = False):
-    return open_sweep(plan, command=plan.sweep_command(), settings=plan.settings(), retry_failed=retry_failed)
+def open_plan(plan, retry_failed: bool = False, force_new_grid: bool = False):
+    return open_sweep(
+        plan,
+        command=plan.sweep_command(),
+        settings=plan.settings(),
+        retry_failed=retry_failed,
+        force_new_grid=force_new_grid,
+    )
 
 
 def finish(state: SweepState, name: str, *codes: int) -> None:
@@ -108,7 +115,7 @@ def test_resume_adds_new_grid_points_and_eval_phases(tmp_path: Path) -> None:
     state, _ = open_plan(make_plan(tmp_path))
     finish(state, state.runs[0].name, 0)
     wider = make_plan(tmp_path, values=["0.999,0.99,0.9"], eval_benches=("aime25",))
-    resumed, summary = open_plan(wider)
+    resumed, summary = open_plan(wider, force_new_grid=True)
     assert summary.added == ("gamma-0.9-info-seed1", "gamma-0.9-token-seed1")
     first = resumed.runs[0]
     assert [p.name for p in first.phases] == ["train", "eval"] and first.status == "pending"
@@ -148,12 +155,30 @@ def test_a_failed_save_leaves_the_previous_file(tmp_path: Path, monkeypatch: pyt
     assert not [p for p in state.path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_the_lock_admits_one_sweep_per_directory(tmp_path: Path) -> None:
-    with (
-        sweep_lock(tmp_path),
-        pytest.raises(UsageError, match="in use by another infoppo sweep"),
-        sweep_lock(tmp_path),
-    ):
-        pass
-    with sweep_lock(tmp_path):  # released again
-        pass
+@pytest.mark.parametrize(
+    ("options", "difference"),
+    [
+        ({"values": ["0.999,0.99,0.9"]}, "--values 0.999,0.99 -> 0.999,0.99,0.9"),
+        ({"seeds": 2}, "--seeds 1 -> 2"),
+        ({"time": "info"}, "--time info,token -> info"),
+    ],
+)
+def test_another_grid_in_the_same_directory_is_refused_naming_the_difference(
+    tmp_path: Path, options: dict, difference: str
+) -> None:
+    state, _ = open_plan(make_plan(tmp_path))
+    before = state.path.read_text()
+    refusal = f"holds another grid \\({re.escape(difference)}\\).*--force-new-grid"
+    with pytest.raises(UsageError, match=refusal):
+        open_plan(make_plan(tmp_path, **options))
+    assert state.path.read_text() == before
+    same, summary = open_plan(make_plan(tmp_path))  # the same grid resumes
+    assert not summary.created and len(same.runs) == 4
+    forced, _ = open_plan(make_plan(tmp_path, **options), force_new_grid=True)
+    assert {run.name for run in state.runs} <= {run.name for run in forced.runs}
+
+
+def test_another_grid_without_recorded_settings_is_named_by_its_runs(tmp_path: Path) -> None:
+    open_sweep(make_plan(tmp_path), command=[], settings={})
+    with pytest.raises(UsageError, match="runs gamma-0.99-info-seed1, gamma-0.99-token-seed1 -> -"):
+        open_sweep(make_plan(tmp_path, values=["0.999"]), command=[], settings={})

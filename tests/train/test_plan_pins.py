@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from infoppo_cli.train.methods import methods
 from infoppo_cli.train.plan import REWARD_FILE, TrainRequest, plan_training
-from infoppo_cli.train.presets import methods, preset_names
+from infoppo_cli.train.presets import preset_names
 
 PINS = Path(__file__).with_name("dry_run_pins.json")
 PROMPTS = 1000  # the warm-up ratio depends on the number of prompts

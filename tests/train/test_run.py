@@ -17,7 +17,7 @@ from infoppo_cli.train.run import manifest, run_training
 
 runner = CliRunner()
 PRESETS = ["qwen3-4b", "qwen3-8b", "qwen3-14b", "llama-3.2-3b-instruct"]
-METHODS = ["infoppo", "ppo", "dapo", "dapo-ft"]
+METHODS = ["infoppo", "ppo", "dapo", "dapo-ft", "info-gae", "info-clip"]
 
 
 def dry_run(*args: str) -> str:
@@ -57,7 +57,41 @@ def test_dry_run_contains_the_paper_values(preset, method):
         assert "--actor.eps_clip_low_high 0.2 0.28" in out and "--reward.overlong_buffer_len" in out
         assert "critic.model_name_or_path" not in out
     if method == "dapo-ft":
-        assert "--infotime.top_entropy_frac 0.2" in out
+        assert "--infotime.top_entropy_frac 0.2" in out and "--actor.entropy_coef 0.0" in out
+    if method in ("dapo", "dapo-ft"):  # DAPO's official shape, micro-batches packed by tokens
+        max_len = (12288 if preset == "qwen3-14b" else 10240) + 1024
+        for flag in [
+            "--rollout.batch_size 512",
+            "--rollout.n_samples_per_prompt 16",
+            "--train.batch_size 512",
+        ]:
+            assert flag in out
+        assert "--actor.dual_clip 10.0" in out and "--reward.overlong_buffer_len 4096" in out
+        assert "--train.dynamic_batch_enable" in out and f"--train.max_tokens_per_gpu {max_len}" in out
+    assert "--actor.lr_scheduler constant_with_warmup" in out
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("method", METHODS)
+def test_dry_run_plan_shows_schedule_shape_and_scope(preset, method, tmp_path):
+    from infoppo_cli.train.summary import summary_rows
+
+    data = tmp_path / "prompts.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(17000)))
+    rows = dict(summary_rows(plan_training(TrainRequest(preset=preset, method=method, data=str(data)))))
+    assert rows["actor lr / schedule"] == "1e-06 / constant_with_warmup"
+    assert rows["actor warm-up"].startswith("10 RL steps = ")
+    assert "responses per RL step" in rows["step shape"] and "per GPU" in rows["micro-batching"]
+    if method in ("dapo", "dapo-ft"):
+        assert rows["step shape"].startswith("512 prompts x 16 responses")
+        assert rows["actor warm-up"].startswith("10 RL steps = 160 optimizer steps")
+        assert "cannot express DAPO's generation batch of 3x" in rows["not expressible"]
+    else:
+        assert rows["critic lr / schedule"] == "2e-06 / constant, no warm-up"
+    if method == "dapo-ft":
+        assert rows["policy-loss tokens"].startswith(
+            "top 20% of current-policy entropy per token-packed micro-batch of <= "
+        )
 
 
 def test_dry_run_prints_one_flag_per_line_and_scales_layout():
@@ -83,8 +117,9 @@ def test_options_and_set_override_the_preset(tmp_path):
     ]
     for flag in expected:
         assert flag in out
-    # 1280 prompts x 4 samples / 128 per optimizer step = 40 steps; 10 warm-up steps = 0.25
-    assert "--actor.lr_warmup_ratio 0.25" in out
+    # 1280 prompts x 4 samples / 128 per optimizer step = 40 optimizer steps; one RL step (64 prompts
+    # x 4) is 2 optimizer steps, so 10 warm-up RL steps are 20 optimizer steps: ratio 0.5
+    assert "--actor.lr_warmup_ratio 0.5" in out
 
 
 @pytest.mark.parametrize(
@@ -103,7 +138,15 @@ def test_options_and_set_override_the_preset(tmp_path):
         (["--preset", "qwen3-4b", "--set", "novalue"], "--set expects KEY=VALUE"),
         (["--preset", "qwen3-4b", "--set", "train.async_enable=true"], "async mode"),
         (["--preset", "qwen3-4b", "--method", "dapo", "--gamma", "0.9"], "need a critic"),
-        (["--preset", "qwen3-4b", "--method", "ppo", "--norm", "batch"], "only apply to --method infoppo"),
+        (
+            ["--preset", "qwen3-4b", "--method", "ppo", "--norm", "batch"],
+            "--norm only applies to a method that uses rho",
+        ),
+        (
+            ["--preset", "qwen3-4b", "--method", "info-gae", "--eps-low-info", "3"],
+            "adaptive clip, not info-gae",
+        ),
+        (["--preset", "qwen3-4b", "--methods-file", "nope.toml"], "methods file nope.toml not found"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -133,6 +176,7 @@ def test_no_gpu_exits_1_and_points_at_dry_run(tmp_path):
 def fake_plan(tmp_path, monkeypatch, script: str, **request) -> TrainPlan:
     data = tmp_path / "d.jsonl"
     data.write_text('{"prompt": "p", "label": "1"}\n')
+    request.setdefault("eval_bench", "none")  # no benchmark download here (offline)
     plan = plan_training(
         TrainRequest(preset="qwen3-4b", data=str(data), output_dir=str(tmp_path / "run"), **request)
     )

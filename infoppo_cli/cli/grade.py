@@ -1,0 +1,135 @@
+"""``infoppo grade``: show how the grader reads one response, or re-grade a samples file.
+
+A thin layer over :func:`infoppo_cli.grading.explain` and :mod:`infoppo_cli.grading.review`; all the
+rendering is here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from infoppo_cli.errors import UsageError
+
+_RULES = {"box": "last \\boxed{}", "line": "last Answer: line", "phrase": '"final answer is"'}
+
+
+def grade_command(
+    response: str | None = typer.Argument(
+        None, help="The response to grade ('-' reads it from standard input); use with --gold."
+    ),
+    gold: str | None = typer.Option(None, "--gold", help="The gold answer to grade RESPONSE against."),
+    file: Path | None = typer.Option(
+        None, "--file", help="Re-grade a samples.jsonl (lines with response and gold) instead."
+    ),
+    only: str | None = typer.Option(
+        None,
+        "--only",
+        help="With --file, show only these cases: wrong, correct, changed, no_answer, timeout, error.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts instead of tables."),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Grading processes (default: one per core)."
+    ),
+) -> None:
+    """Show how a response is graded: the answer span found, how gold and answer were read, the verdict."""
+    if file is not None:
+        if response is not None or gold is not None:
+            raise UsageError("give either --file or a RESPONSE with --gold, not both")
+        _grade_file(file, only, as_json, workers)
+        return
+    if response is None or gold is None:
+        raise UsageError("give a RESPONSE and its --gold answer, or --file samples.jsonl")
+    if only is not None:
+        raise UsageError("--only applies to --file")
+    _grade_one(sys.stdin.read() if response == "-" else response, gold, as_json)
+
+
+def _grade_one(response: str, gold: str, as_json: bool) -> None:
+    from infoppo_cli.grading import explain
+
+    verdict, reading = explain(response, gold)
+    if as_json:
+        typer.echo(json.dumps({"verdict": asdict(verdict), "reading": asdict(reading)}, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    from infoppo_cli.cli.console import console
+
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    rule = _RULES.get(reading.source or "", "none: no box, Answer: line or 'final answer is'")
+    table.add_row("answer span", _plain(reading.span))
+    table.add_row("found by", rule)
+    table.add_row("gold", f"{_plain(gold)}  →  normalised {_plain(reading.gold_normalised)}")
+    table.add_row("", f"math-verify reads {_plain(reading.gold_parsed)}")
+    table.add_row("answer", f"normalised {_plain(reading.prediction_normalised)}")
+    table.add_row("", f"math-verify reads {_plain(reading.prediction_parsed)}")
+    table.add_row("verdict", _verdict_text(verdict.correct, verdict.reason))
+    console.print(table)
+
+
+def _grade_file(path: Path, only: str | None, as_json: bool, workers: int | None) -> None:
+    from infoppo_cli.grading.review import ONLY, read_samples, review_samples
+
+    if only is not None and only not in ONLY:
+        raise UsageError(f"--only takes one of {', '.join(ONLY)}, not {only!r}")
+    rows = read_samples(path)
+    if as_json:
+        review = review_samples(rows, workers=workers)
+        typer.echo(json.dumps(review.to_json(only), ensure_ascii=False))
+        return
+    from infoppo_cli.cli.console import console, progress_bar
+
+    with progress_bar(transient=True) as progress:
+        task = progress.add_task("grading", total=len(rows))
+        review = review_samples(rows, workers=workers, on_done=lambda n: progress.advance(task, n))
+    console.print(_summary(review))
+    cases = review.selected(only)
+    if cases:
+        console.print(_cases_table(cases))
+    if review.reasons.get("timeout"):
+        console.print(
+            f"[bold yellow]warning:[/] {review.reasons['timeout']} response(s) hit the grading deadline "
+            "and count as wrong",
+            highlight=False,
+        )
+
+
+def _summary(review: Any) -> str:
+    total = len(review.cases)
+    counts = ", ".join(f"{reason} {count}" for reason, count in review.reasons.items() if count)
+    changed = f"; {review.changed} verdict(s) differ from the file" if review.changed else ""
+    return f"{total} sample(s): {counts}{changed}"
+
+
+def _cases_table(cases: list[Any]) -> Any:
+    from rich.table import Table
+
+    table = Table()
+    for column in ("sample", "gold", "answer span", "verdict", "was"):
+        table.add_column(column, overflow="fold")
+    for case in cases:
+        was = "-" if case.stored_reason is None else case.stored_reason
+        table.add_row(
+            case.where, _plain(case.gold), _plain(case.span), _verdict_text(case.correct, case.reason), was
+        )
+    return table
+
+
+def _verdict_text(correct: bool, reason: str) -> str:
+    colour = "green" if correct else "red" if reason == "wrong" else "yellow"
+    return f"[{colour}]{'correct' if correct else 'incorrect'}[/] ({reason})"
+
+
+def _plain(text: str | None) -> str:
+    """``text`` shown literally (Rich markup escaped), ``-`` for none."""
+    from rich.markup import escape
+
+    return "-" if text is None else escape(text)

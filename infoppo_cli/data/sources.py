@@ -1,0 +1,309 @@
+"""Reading a prompt source for ``data prep``: a local parquet/jsonl/json file or a Hugging Face id,
+streamed as batches of (prompt cell, answer cell, source index), with every malformed cell marked by the
+reason it is malformed. The layouts read are verl's (DAPO-Math-17K: ``prompt`` = a message list,
+``reward_model.ground_truth``, ``extra_info.index``) and a flat one (``prompt``/``problem``/``question``
+with ``label``/``answer``/``ground_truth``/``solution``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+
+DATASETS = {"dapo-math-17k": "BytedTsinghua-SIA/DAPO-Math-17k"}
+"""Dataset names ``data prep`` knows, with their Hugging Face ids."""
+
+BATCH_ROWS = 65_536
+
+PROMPT_COLUMNS = ("prompt", "problem", "question")
+ANSWER_COLUMNS = ("label", "answer", "ground_truth", "solution")
+
+
+class Bad:
+    """A malformed cell, carrying the reason it is malformed."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+_MISSING_PROMPT, EMPTY_PROMPT = Bad("missing prompt"), Bad("empty prompt")
+_MISSING_ANSWER, _EMPTY_ANSWER = Bad("missing ground truth"), Bad("empty ground truth")
+_WRONG_TYPE, _INVALID_JSON = Bad("wrong type"), Bad("invalid JSON")
+
+
+def prompt_text(value: Any) -> str | Bad:
+    """The user text of a prompt cell: a string, or a chat message list (last user turn)."""
+    if isinstance(value, dict):
+        value = [value]
+    if isinstance(value, list):
+        if not value:
+            return _MISSING_PROMPT
+        users = [m for m in value if isinstance(m, dict) and m.get("role", "user") == "user"]
+        if not users:
+            return _WRONG_TYPE if not all(isinstance(m, dict) for m in value) else _MISSING_PROMPT
+        value = users[-1].get("content")
+    if value is None:
+        return _MISSING_PROMPT
+    if not isinstance(value, str):
+        return _WRONG_TYPE
+    return value if value.strip() else EMPTY_PROMPT
+
+
+def answer_text(value: Any) -> str | Bad:
+    """The ground truth of a row as a string (integers and integer-valued floats become digits)."""
+    if value is None:
+        return _MISSING_ANSWER
+    if isinstance(value, str):
+        value = value.strip()
+        return value if value else _EMPTY_ANSWER
+    if isinstance(value, bool):
+        return _WRONG_TYPE
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return _WRONG_TYPE
+
+
+@dataclass
+class Batch:
+    """One slice of the source: parallel lists of prompt cells, answer cells and source indices."""
+
+    prompts: list[Any]
+    answers: list[Any]
+    indices: list[Any] | None = None
+
+
+@dataclass
+class Source:
+    """An opened source: a display name, the total row count (when known) and its batches."""
+
+    name: str
+    total: int | None
+    batches: Iterator[Batch]
+
+
+def open_source(source: str | None, dataset: str = "dapo-math-17k") -> Source:
+    """Open a Hugging Face dataset id or a local parquet/jsonl/json file for streaming."""
+    if dataset not in DATASETS:
+        raise UsageError(f"unknown dataset {dataset!r}; choose from: {', '.join(DATASETS)}")
+    source = source or DATASETS[dataset]
+    path = Path(source).expanduser()
+    if path.is_file():
+        return _open_local(path)
+    if path.is_dir():
+        raise UsageError(f"--source {source} is a directory; give a .parquet/.jsonl/.json file")
+    if path.exists():
+        raise UsageError(f"--source {source} is not a regular file (a FIFO, device or socket); give a file")
+    if (
+        path.suffix.lower() in (".parquet", ".jsonl", ".json")
+        or path.is_dir()
+        or not _looks_like_hub_id(source)
+    ):
+        raise UsageError(f"no such file: {source} (give a .parquet/.jsonl/.json file or a Hugging Face id)")
+    return _open_hub(source)
+
+
+def _looks_like_hub_id(source: str) -> bool:
+    """``owner/name``; ``./x``, ``../x`` and ``~/x`` are paths (no Hub name starts with a dot or ~)."""
+    return re.fullmatch(r"[\w-][\w.-]*/[\w.-]+", source) is not None
+
+
+def _open_local(path: Path) -> Source:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(path)
+        except Exception as exc:
+            raise UsageError(f"{path}: not a readable parquet file ({exc})") from None
+        columns = _arrow_columns(parquet.schema_arrow.names, str(path))
+        batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        return Source(str(path), parquet.metadata.num_rows, _arrow_batches(batches, columns, str(path)))
+    if suffix in (".jsonl", ".json"):
+        _refuse_binary(path)
+        rows = _json_rows(path) if suffix == ".json" else None
+        total = len(rows) if rows is not None else _count_lines(path)
+        return Source(str(path), total, _python_batches(path, rows))
+    raise UsageError(f"{path}: unsupported file type {suffix or '(none)'}; use .parquet, .jsonl or .json")
+
+
+def _open_hub(hf_id: str) -> Source:
+    import datasets
+
+    try:
+        dataset = datasets.load_dataset(hf_id, split="train")
+    except Exception as exc:  # offline, unknown id, no access: the remedy is the same
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"could not load {hf_id} from the Hugging Face Hub ({reason}); download "
+            "data/dapo-math-17k.parquet from it and pass --source path/to/dapo-math-17k.parquet"
+        ) from None
+    columns = _arrow_columns(dataset.column_names, hf_id)
+    tables = dataset.select_columns(columns).with_format("arrow").iter(batch_size=BATCH_ROWS)
+    record_batches = (batch for table in tables for batch in table.to_batches())
+    return Source(hf_id, dataset.num_rows, _arrow_batches(record_batches, columns, hf_id))
+
+
+def _arrow_columns(names: list[str], origin: str) -> list[str]:
+    """[prompt column, answer column(, "extra_info")] of an Arrow source, or a UsageError."""
+    prompt = next((n for n in PROMPT_COLUMNS if n in names), None)
+    answer = (
+        "reward_model" if "reward_model" in names else next((n for n in ANSWER_COLUMNS if n in names), None)
+    )
+    if prompt is None or answer is None:
+        wanted = "prompt/problem/question column" if prompt is None else "reward_model or label/answer column"
+        raise UsageError(f"{origin}: no {wanted}; columns are {', '.join(names)}")
+    return [prompt, answer] + (["extra_info"] if "extra_info" in names else [])
+
+
+def _arrow_batches(batches: Iterator[Any], columns: list[str], origin: str) -> Iterator[Batch]:
+    import pyarrow as pa
+
+    prompt, answer = columns[0], columns[1]
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as exc:  # a damaged page or a truncated download
+            raise UsageError(f"{origin}: cannot read the data ({exc})") from None
+        yield Batch(
+            prompts=_arrow_prompts(batch.column(prompt)),
+            answers=_arrow_answers(batch.column(answer), is_reward_model=answer == "reward_model"),
+            indices=_arrow_indices(batch.column("extra_info")) if len(columns) > 2 else None,
+        )
+
+
+def _arrow_prompts(column: Any) -> list[Any]:
+    """Prompt cells as Python values; a one-message list column is unpacked without building dicts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        element = kind.value_type
+        if pa.types.is_struct(element) and element.get_field_index("content") >= 0:
+            lengths = pc.list_value_length(column)
+            bounds = pc.min_max(lengths)
+            if bounds["min"].as_py() == 1 and bounds["max"].as_py() == 1:
+                first = pc.list_element(column, 0)
+                roles_ok = element.get_field_index("role") < 0 or pc.all(
+                    pc.equal(pc.struct_field(first, "role"), "user")
+                ).as_py() in (True, None)
+                if roles_ok:
+                    content = pc.struct_field(first, "content")
+                    # A null list must read as a missing prompt, not as a message with no content.
+                    return pc.if_else(pc.is_null(column), pa.scalar(None, content.type), content).to_pylist()
+    return column.to_pylist()
+
+
+def _arrow_answers(column: Any, is_reward_model: bool) -> list[Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if is_reward_model:
+        if not pa.types.is_struct(column.type) or column.type.get_field_index("ground_truth") < 0:
+            return [_WRONG_TYPE] * len(column)
+        ground_truth = pc.struct_field(column, "ground_truth")
+        column = pc.if_else(pc.is_null(column), pa.scalar(None, ground_truth.type), ground_truth)
+    return column.to_pylist()
+
+
+def _arrow_indices(column: Any) -> list[Any] | None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_struct(column.type) or column.type.get_field_index("index") < 0:
+        return None
+    return pc.struct_field(column, "index").to_pylist()
+
+
+def _refuse_binary(path: Path) -> None:
+    """A JSON file is UTF-8 text without NUL bytes; anything else (a gzip, a parquet with the wrong
+    suffix) would otherwise read as thousands of 'invalid JSON' rows."""
+    with path.open("rb") as handle:
+        head = handle.read(8192)
+    try:
+        head.decode("utf-8")
+        text = True
+    except UnicodeDecodeError as exc:
+        text = exc.start > len(head) - 4  # a character cut by the 8 KiB boundary is still text
+    if b"\x00" in head or not text:
+        raise UsageError(
+            f"{path}: a binary file, not UTF-8 JSON text (compressed, or parquet named {path.suffix}?)"
+        )
+
+
+def _json_rows(path: Path) -> list[Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, list):
+        raise UsageError(f"{path}: expected a JSON list of row objects")
+    return data
+
+
+def _count_lines(path: Path) -> int:
+    count = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 24), b""):
+            count += block.count(b"\n")
+    return count
+
+
+def _python_batches(path: Path, rows: list[Any] | None) -> Iterator[Batch]:
+    """Batches from JSON rows (a .json list, or a .jsonl file read line by line)."""
+    prompts: list[Any] = []
+    answers: list[Any] = []
+    indices: list[Any] = []
+    for row in rows if rows is not None else _jsonl_rows(path):
+        cells = _row_cells(row)
+        prompts.append(cells[0])
+        answers.append(cells[1])
+        indices.append(cells[2])
+        if len(prompts) == BATCH_ROWS:
+            yield Batch(prompts, answers, indices)
+            prompts, answers, indices = [], [], []
+    if prompts:
+        yield Batch(prompts, answers, indices)
+
+
+def _jsonl_rows(path: Path) -> Iterator[Any]:
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                yield _INVALID_JSON
+
+
+def _row_cells(row: Any) -> tuple[Any, Any, Any]:
+    """(prompt cell, answer cell, source index) of one JSON row, in DAPO's or a flat layout."""
+    if isinstance(row, Bad):
+        return row, row, None
+    if not isinstance(row, dict):
+        return _WRONG_TYPE, _WRONG_TYPE, None
+    prompt = next((row[n] for n in PROMPT_COLUMNS if n in row), None)
+    if "reward_model" in row:
+        reward_model = row["reward_model"]
+        answer = reward_model.get("ground_truth") if isinstance(reward_model, dict) else _WRONG_TYPE
+        if reward_model is None:
+            answer = None
+    else:
+        answer = next((row[n] for n in ANSWER_COLUMNS if n in row), None)
+    extra = row.get("extra_info")
+    return prompt, answer, extra.get("index") if isinstance(extra, dict) else None

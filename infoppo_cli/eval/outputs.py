@@ -1,0 +1,133 @@
+"""What a finished evaluation writes: ``metrics.json`` (the statistics of ``statistics``), the
+per-sample details in lighteval's layout, and, for a model of an ``infoppo train`` run, the results
+table of its model card."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infoppo_cli.atomic import atomic_write_json, utc_timestamp
+from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.sample_store import SampleRecord
+from infoppo_cli.eval.statistics import GradedSample, average_metrics, bench_metrics, per_problem_accuracy
+
+if TYPE_CHECKING:
+    from infoppo_cli.eval.run import EvalRun
+
+log = logging.getLogger(__name__)
+
+METRICS_FILE = "metrics.json"
+
+
+def write_outputs(run: EvalRun) -> dict[str, Any]:
+    """Write ``metrics.json`` and the details (atomically), refresh the model card; return the metrics."""
+    from infoppo_cli.eval.details import write_details
+    from infoppo_cli.rundir import run_of_model, write_model_card
+
+    metrics = compute_metrics(run)
+    atomic_write_json(run.out_dir / METRICS_FILE, metrics)
+    write_details(run.out_dir, selected_records(run), run.problems, metrics)
+    owner = run_of_model(run.settings.model) if run.settings.model else None
+    evaluates_final = owner is not None and Path(run.settings.model).resolve() == owner.final.resolve()
+    if evaluates_final and Path(run.out_dir).resolve() == owner.eval.resolve():
+        write_model_card(owner, metrics)
+    return metrics
+
+
+def selected_records(run: EvalRun) -> dict[str, dict[str, list[SampleRecord]]]:
+    """The stored samples this run reports on: per bench, per problem, ordered by sample index.
+
+    A generation run reports samples ``0 .. samples-1``; a responses run reports every row."""
+    grouped: dict[str, dict[str, list[SampleRecord]]] = {
+        bench: {p.id: [] for p in ps} for bench, ps in run.problems.items()
+    }
+    limit = run.settings.samples if run.settings.source == "generate" else None
+    for record in run.store:
+        problems = grouped.get(record.bench)
+        if problems is None or record.id not in problems:
+            continue
+        if limit is not None and record.sample >= limit:
+            continue
+        problems[record.id].append(record)
+    for problems in grouped.values():
+        for samples in problems.values():
+            samples.sort(key=lambda r: r.sample)
+    return grouped
+
+
+def _graded(record: SampleRecord) -> GradedSample:
+    return GradedSample(
+        record.correct, record.extracted, record.reason, record.num_tokens, record.finish_reason
+    )
+
+
+def compute_metrics(run: EvalRun) -> dict[str, Any]:
+    """The ``metrics.json`` document: ``benches`` (per-bench statistics, see ``eval_metrics``),
+    ``average``, ``settings``, ``versions``, ``model``, ``created`` and ``per_problem`` accuracy."""
+    from infoppo_cli.resources import stack_versions
+
+    grouped = selected_records(run)
+    benches: dict[str, Any] = {}
+    per_problem: dict[str, Any] = {}
+    for bench, problems in grouped.items():
+        graded = {pid: [_graded(r) for r in records] for pid, records in problems.items()}
+        if not any(graded.values()):
+            log.warning("no graded samples for %s; it is left out of the metrics", bench)
+            continue
+        benches[bench] = bench_metrics(graded)
+        per_problem[bench] = per_problem_accuracy(graded)
+    if not benches:
+        raise UsageError("no graded samples to report on")
+    return {
+        "benches": benches,
+        "average": average_metrics(benches),
+        "settings": _settings_record(run),
+        "versions": stack_versions(),
+        "model": run.settings.model,
+        "created": utc_timestamp(),
+        "per_problem": per_problem,
+    }
+
+
+def _settings_record(run: EvalRun) -> dict[str, Any]:
+    from infoppo_cli.eval.benchmarks import bench_spec
+
+    settings = run.settings
+    record: dict[str, Any] = {
+        "source": settings.source,
+        "model": settings.model,
+        "responses": settings.responses,
+        "benches": list(settings.benches),
+    }
+    if settings.source == "generate":
+        record.update(
+            samples=settings.samples,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            max_tokens=settings.max_tokens,
+            template=settings.template,
+            backend=settings.backend,
+            tensor_parallel=settings.tensor_parallel,
+            seed=settings.seed,
+            **run.prompt_info,
+        )
+    record["grader"] = {"workers": settings.workers, "timeout_s": settings.grade_timeout}
+    record["data"] = {}
+    for bench in settings.benches:
+        spec = bench_spec(bench)
+        record["data"][bench] = {
+            "data_file": settings.data_file,
+            **{
+                name: getattr(spec, name, None)
+                for name in ("hf_id", "config", "split", "revision", "license")
+            },
+        }
+    record["metric_notes"] = {
+        "mean@k_se": "standard error from sampling noise only, conditional on the benchmark's problems",
+        "mean@k_se_problems": "standard error that also covers the choice of problems: std(p_i)/sqrt(m)",
+        "maj@k": "correct samples vote together; no-answer samples do not vote; ties score 1/t",
+        "average": "unweighted mean over benches; problems and samples are totals",
+    }
+    return record

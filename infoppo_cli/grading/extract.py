@@ -1,0 +1,170 @@
+"""Finding the final answer in a response: the span that math-verify will read, and nothing else.
+
+The rules, in order (the README's "Grading" section shows one example of each):
+
+1. Only the final text counts: special tokens are dropped, and with a ``<think>`` block only the text after
+   the last ``</think>``; an unclosed ``<think>`` holds no answer.
+2. The last ``\\boxed{}`` / ``\\fbox{}`` (brace-balanced; ``\\{`` does not close it). Boxes written next to it
+   in one final statement (``\\boxed{1}, \\boxed{2} and \\boxed{3}``: only commas, ``and``, ``$`` and
+   white space between them) are joined into one list, as math-verify's own tests expect; a box separated
+   from the last one by any other text is an earlier attempt and is ignored.
+3. DAPO's last ``Answer:`` line (DAPO's prompt asks for it; verl's ``math_dapo.py`` reads the same line).
+   An empty line after ``Answer:`` is followed to the next non-empty line, and display math opened on it
+   (``\\[`` or ``$$``) is followed onto the next lines until it closes.
+   Between a box and an ``Answer:`` line, the one written later wins.
+4. Else the phrase "final answer is …" (lighteval's and math-verify's highest-priority anchor), up to the
+   end of its line or "I hope it is correct".
+
+A response with none of these has no answer: numbers elsewhere in the text are never taken as the answer.
+The span keeps its LaTeX delimiters; :mod:`infoppo_cli.grading.verify` hands it to math-verify whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Special tokens that survive decoding with skip_special_tokens=False (ChatML, Llama 3, DeepSeek, </s>).
+_SPECIAL_TOKEN = re.compile(r"<\|[^<>|\n]{1,64}\|>|<｜[^<>\n]{1,64}｜>|</s>")
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ANSWER_LINE = re.compile(r"\banswer\s*:[ \t]*\**[ \t]*([^\n]*)", re.IGNORECASE)
+_FINAL_PHRASE = re.compile(r"final answer is\s*:?[ \t]*([^\n]+)", re.IGNORECASE)
+_HOPE = re.compile(r"\.?\s*I hope it is correct.*$", re.IGNORECASE | re.S)
+_BETWEEN_JOINED_BOXES = re.compile(r"(?:\s|\$|,|\band\b|\\quad|\\,|\\text\{\s*and\s*\})*", re.IGNORECASE)
+_DISPLAY_OPENERS = {"\\[": "\\]", "$$": "$$"}
+_DELIMITED = re.compile(r"^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])$", re.S)
+
+SOURCES = ("box", "line", "phrase")
+"""Which rule found an answer: the last box(es), DAPO's ``Answer:`` line, or "final answer is"."""
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer of a response.
+
+    ``span`` is the text math-verify reads (delimiters kept); ``answer`` is the same answer without its
+    delimiters and decoration, as shown to users and used for majority voting.
+    """
+
+    span: str
+    answer: str
+    source: str
+
+
+def final_text(response: str) -> str | None:
+    """The part of a response that may hold the final answer, or ``None`` when reasoning never ended."""
+    text = _SPECIAL_TOKEN.sub("", response)
+    if "</think>" in text:
+        return text.rsplit("</think>", 1)[1]
+    if "<think>" in text:
+        return None
+    return text
+
+
+def extract(response: str) -> Extraction | None:
+    """The final answer written in ``response`` by the rules above, or ``None``."""
+    text = final_text(response)
+    if text is None:
+        return None
+    box = _last_boxes(text)
+    line = _last_answer_line(text)
+    if box is not None and (line is None or box[0] > line[0]):
+        found = box[1]
+    elif line is not None:
+        found = line[1]
+    else:
+        found = _final_phrase(text)
+    if found is None:
+        return None
+    answer = found.answer if found.source == "box" else clean_answer(found.span)
+    return Extraction(found.span, answer, found.source) if answer else None
+
+
+def extract_answer(response: str) -> str | None:
+    """The final answer of ``response`` without delimiters (see :func:`extract`), or ``None``."""
+    found = extract(response)
+    return found.answer if found else None
+
+
+def clean_answer(span: str) -> str:
+    """Drop markdown emphasis, a closing full stop and math delimiters around an answer."""
+    text = span.strip().strip("*").strip().rstrip(".").rstrip()
+    match = _DELIMITED.fullmatch(text)
+    if match and not any(mark in match.group(1) for mark in ("$", "\\(", "\\[")):
+        text = match.group(1).strip().rstrip(".").rstrip()
+    return text
+
+
+def _box_contents(text: str) -> list[tuple[int, int, str | None]]:
+    """``(start, end, content)`` of every box, content ``None`` when its braces never close."""
+    boxes = []
+    for opening in _BOX_OPEN.finditer(text):
+        depth, index = 1, opening.end()
+        closed = None
+        while index < len(text):
+            char = text[index]
+            if char == "\\":  # \{ and \} are literal braces, not grouping
+                index += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            if depth == 0:
+                closed = index
+                break
+            index += 1
+        if closed is None:
+            boxes.append((opening.start(), len(text), None))
+        else:
+            boxes.append((opening.start(), closed + 1, text[opening.end() : closed]))
+    return [box for box in boxes if not any(o[0] < box[0] < o[1] for o in boxes if o is not box)]
+
+
+def _last_boxes(text: str) -> tuple[int, Extraction | None] | None:
+    """Start of the last box and its answer, joined with the boxes adjacent to it (rule 2)."""
+    boxes = _box_contents(text)
+    if not boxes:
+        return None
+    start, _, content = boxes[-1]
+    if content is None:  # the last box was never closed: the response was cut mid-answer
+        return start, None
+    joined = [content]
+    for previous in reversed(boxes[:-1]):
+        if previous[2] is None or not _BETWEEN_JOINED_BOXES.fullmatch(text[previous[1] : start]):
+            break
+        joined.insert(0, previous[2])
+        start = previous[0]
+    contents = [part.strip() for part in joined]
+    answer = ", ".join(contents)
+    return start, Extraction("\\boxed{" + answer + "}", answer, "box")
+
+
+def _last_answer_line(text: str) -> tuple[int, Extraction] | None:
+    last = None
+    for last in _ANSWER_LINE.finditer(text):  # noqa: B007 - only the last match is wanted
+        pass
+    if last is None:
+        return None
+    rest = text[last.start(1) :]
+    first_line = last.group(1).strip()
+    if not first_line.strip("*"):  # "Answer:" alone on its line: the answer is on the next one
+        rest = rest.lstrip().lstrip("*")
+        first_line = rest.split("\n", 1)[0].strip()
+    return last.start(), Extraction(_follow_display_math(rest.lstrip(), first_line), "", "line")
+
+
+def _follow_display_math(rest: str, first_line: str) -> str:
+    """``first_line``, extended to the closing delimiter when it opens display math left unclosed."""
+    for opener, closer in _DISPLAY_OPENERS.items():
+        if first_line.startswith(opener) and closer not in first_line[len(opener) :]:
+            end = rest.find(closer, len(opener))
+            if end != -1:
+                return rest[: end + len(closer)].strip()
+    return first_line
+
+
+def _final_phrase(text: str) -> Extraction | None:
+    last = None
+    for last in _FINAL_PHRASE.finditer(text):  # noqa: B007 - only the last match is wanted
+        pass
+    if last is None:
+        return None
+    return Extraction(_HOPE.sub("", last.group(1)).strip(), "", "phrase")

@@ -1,0 +1,127 @@
+"""Re-grading a file of graded samples (``infoppo grade --file``): what changed, and why each case reads so.
+
+The file is JSON Lines with at least ``response`` and ``gold`` on each line, the layout of an
+evaluation's ``samples.jsonl`` (``infoppo_cli.eval.sample_store``), whose stored ``correct`` and
+``reason`` are kept to show which verdicts the current grader changes. Data only; ``cli/grade.py``
+renders it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.atomic import iter_jsonl
+from infoppo_cli.errors import UsageError
+from infoppo_cli.grading.extract import extract
+from infoppo_cli.grading.pool import grade_many
+from infoppo_cli.grading.verify import REASONS, normalise_answer
+
+ONLY = ("wrong", "correct", "changed", *REASONS[2:])
+"""What ``--only`` may select: a verdict's reason, or the cases whose verdict changed."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One re-graded sample: where it came from, what was read, and the verdicts before and now."""
+
+    where: str
+    gold: str
+    gold_normalised: str
+    span: str | None
+    source: str | None
+    extracted: str | None
+    correct: bool
+    reason: str
+    stored_correct: bool | None = None
+    stored_reason: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.stored_correct is not None and self.stored_correct != self.correct
+
+
+@dataclass(frozen=True)
+class Review:
+    """Every case of a file, with counts by reason and the number of verdicts that changed."""
+
+    cases: list[Case]
+    reasons: dict[str, int] = field(default_factory=dict)
+    changed: int = 0
+
+    def selected(self, only: str | None) -> list[Case]:
+        if only is None:
+            return self.cases
+        if only == "changed":
+            return [case for case in self.cases if case.changed]
+        return [case for case in self.cases if case.reason == only]
+
+    def to_json(self, only: str | None) -> dict[str, Any]:
+        return {
+            "total": len(self.cases),
+            "reasons": self.reasons,
+            "changed": self.changed,
+            "cases": [asdict(case) for case in self.selected(only)],
+        }
+
+
+def read_samples(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The lines of a samples file; :class:`UsageError` for a missing file or a line it cannot use."""
+    source = Path(path)
+    if not source.is_file():
+        raise UsageError(f"{source} is not a file")
+    rows = []
+    for line in iter_jsonl(source):
+        if line.record is None:
+            raise UsageError(f"{source}:{line.number}: {line.error}")
+        missing = [key for key in ("response", "gold") if not isinstance(line.record.get(key), str)]
+        if missing:
+            raise UsageError(f"{source}:{line.number}: no text field {' or '.join(missing)}")
+        rows.append({**line.record, "_line": line.number})
+    if not rows:
+        raise UsageError(f"{source} holds no samples")
+    return rows
+
+
+def review_samples(
+    rows: list[dict[str, Any]],
+    workers: int | None = None,
+    timeout: float | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> Review:
+    """Re-grade every row (in worker processes, with the usual deadline)."""
+    pairs = [(row["response"], row["gold"]) for row in rows]
+    options = {} if timeout is None else {"timeout": timeout}
+    verdicts = grade_many(pairs, workers=workers, on_done=on_done, **options)
+    cases = []
+    for row, verdict in zip(rows, verdicts, strict=True):
+        found = extract(row["response"])
+        stored = row.get("correct")
+        cases.append(
+            Case(
+                where=_where(row),
+                gold=row["gold"],
+                gold_normalised=normalise_answer(row["gold"]),
+                span=found.span if found else None,
+                source=found.source if found else None,
+                extracted=verdict.extracted,
+                correct=verdict.correct,
+                reason=verdict.reason,
+                stored_correct=stored if isinstance(stored, bool) else None,
+                stored_reason=row.get("reason") if isinstance(row.get("reason"), str) else None,
+            )
+        )
+    reasons = dict(Counter(case.reason for case in cases))
+    return Review(
+        cases, {reason: reasons.get(reason, 0) for reason in REASONS}, sum(c.changed for c in cases)
+    )
+
+
+def _where(row: dict[str, Any]) -> str:
+    if {"bench", "id", "sample"} <= row.keys():
+        return f"{row['bench']}/{row['id']}#{row['sample']}"
+    return f"line {row['_line']}"

@@ -1,0 +1,316 @@
+"""Equivalence: one normaliser for gold and prediction, math-verify's parse and verify, and the policy.
+
+Every answer, gold or predicted, goes through :func:`normalise_answer` before math-verify parses it, and
+data preparation stores golds through it too (``infoppo_cli.data.dapo``), so that both sides of every
+comparison are written the same way. math-verify is called as ``verify(gold, prediction)``, in that order
+(its argument order matters: see its README).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from infoppo_cli.grading.extract import Extraction, extract
+
+POLICY: dict[str, str] = {
+    "thousands separators": (
+        "When the gold is an integer, digit groups of three separated by a thin space (\\,), a space, ~, "
+        "{,} or ,\\! are one number (33\\,124\\,147 = 33124147). A plain comma followed by three digits is "
+        "a separator as math-verify reads it (1,625 = 1625); a comma followed by a space separates a list."
+    ),
+    "decimal commas": (
+        "Not accepted: 1000,99 is the list {1000, 99}, never 1000.99, because in a competition answer a "
+        "comma separates values; a comma followed by exactly three digits is read as math-verify's LaTeX "
+        "reader reads it (1,625 = 1625; 0,111 = 0.111). math-verify's test suite accepts 1000,99 = 1000.99."
+    ),
+    "degrees": "^\\circ, ^{\\circ} and ° are dropped from both sides (AIME25's gold 336^\\circ = 336).",
+    "percent": (
+        "\\%, %, percent and pct after a number are dropped from both sides: 28\\% = 28, as AIME-style "
+        "answers mean it, and 0.28 is not 28\\%."
+    ),
+    "units and words": (
+        "After a number, \\text{…}, \\mathrm{…}, \\mbox{…} (with an optional ^2 or ^3) and common unit words "
+        "(dollars, cm, m², square units, ways …) are dropped from both sides, as DAPO's normaliser does; so "
+        "are currency signs ($, \\$, €, £, ¥) around a number."
+    ),
+    "modular answers": "A trailing \\pmod{m}, \\bmod m or (mod m) is dropped: 9 \\pmod{11} = 9.",
+    "multiple-choice letters": (
+        "Letters compare as symbols after math-verify's normalisation: (C), \\text{C} and C are equal."
+    ),
+    "sets versus tuples": (
+        "As math-verify: a list written without brackets (1, 2, 3 or several adjacent boxes) is a set and "
+        "matches the gold set in any order; a tuple (1,3) is ordered and a set {1,3} equals it only when "
+        "written in the same order."
+    ),
+    "multiple boxes": (
+        "Boxes written next to each other in one final statement are joined into a list; a box separated "
+        "from the last by other text is an earlier attempt and is ignored (see infoppo_cli.grading.extract)."
+    ),
+    "multi-line golds": "Line breaks are white space: a gold matrix over several lines is read whole.",
+    "no anchor, no answer": (
+        "Only a box, an Answer: line or 'final answer is' is read; a bare number in the text is never taken."
+    ),
+}
+"""Every grading decision where the field differs, in one place (tests/grading/test_verify.py tests each)."""
+
+_INTEGER_WITH_SEPARATORS = re.compile(r"[-+]?\d{1,3}(?:(?:\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,)\d{3})+")
+_SEPARATOR = re.compile(r"\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,")
+_PLAIN_INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
+_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree")
+_PERCENT = re.compile(r"(?<=[\d}\s])\s*(?:\\%|%|\\text\{\s*%\s*\})")
+_MODULUS = re.compile(
+    r"\s*(?:\\pmod\s*\{[^{}]*\}|\\pmod\s*\w+|\\bmod\s*\{?\w+\}?|\\mod\s*\{?\w+\}?|\(\s*(?:\\text\{)?\s*mod\b[^)]*\))\s*$"
+)
+_CONGRUENCE = re.compile(r"^.*\\equiv\s*")
+_UNIT_WORDS = (
+    r"(?:square\s+|cubic\s+)?(?:units?|dollars?|cents?|degrees?|cm|centimeters?|m|meters?|km|kilometers?|"
+    r"inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|seconds?|sec|minutes?|min|hours?|hrs?|days?|weeks?|"
+    r"months?|years?|ways?|people|students?|integers?|numbers?|points?|marbles?|coins?|pounds?|lbs?|kg|"
+    r"grams?|g|liters?|ml|percent(?:age)?|pct)"
+)
+_TRAILING_UNIT = re.compile(
+    r"(?<=[\d}])\s*(?:\\(?:text|mathrm|textnormal|mbox|textrm|rm)\s*\{\s*[A-Za-z][A-Za-z .]*\}"
+    rf"|(?<![A-Za-z]){_UNIT_WORDS}(?:\b\.?|(?=[²³])))(?:\s*\^\s*\{{?[23]\}}?|[²³])?\s*$",
+    re.IGNORECASE,
+)
+_CURRENCY = re.compile(r"^(?:\\\$|[€£¥])\s*(?=\d)|(?<=\d)\s*[€£¥]$")
+_LONE_DOLLAR = re.compile(r"^\$\s*(?=\d)|(?<=\d)\s*\$$")  # a currency sign, when no other $ pairs with it
+
+
+def is_integer_answer(text: str) -> bool:
+    """Whether ``text`` (a gold answer) is an integer, possibly written with thousands separators."""
+    stripped = _strip_decoration(_collapse(text).strip("$ "))
+    return bool(_PLAIN_INTEGER.fullmatch(stripped) or _INTEGER_WITH_SEPARATORS.fullmatch(stripped))
+
+
+def normalise_answer(text: str, integer_gold: bool | None = None) -> str:
+    """The one normaliser for gold and prediction alike (every choice is in :data:`POLICY`).
+
+    ``integer_gold`` turns on the thousands-separator rule; ``None`` decides it from ``text`` itself
+    (for golds).
+    """
+    if integer_gold is None:
+        integer_gold = is_integer_answer(text)
+    normalised = _strip_decoration(_collapse(text))
+    if integer_gold and _INTEGER_WITH_SEPARATORS.fullmatch(normalised):
+        normalised = _SEPARATOR.sub("", normalised)
+    return normalised
+
+
+def _collapse(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _strip_decoration(text: str) -> str:
+    text = _DEGREES.sub("", text).strip()
+    text = _MODULUS.sub("", text).strip()
+    if "\\equiv" in text:
+        text = _CONGRUENCE.sub("", text).strip()
+    text = _PERCENT.sub("", text).strip()
+    for _ in range(2):  # "5 \text{ square } \text{meters}"
+        text = _TRAILING_UNIT.sub("", text).strip()
+    text = _CURRENCY.sub("", text)
+    return _LONE_DOLLAR.sub("", text) if text.count("$") == 1 else text
+
+
+# --- math-verify --------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _configs() -> tuple[list[Any], list[Any]]:
+    """(LaTeX reader, plain-expression reader) for spans we have already extracted ourselves.
+
+    The span is the answer, so no anchor is needed. The LaTeX normalisation is math-verify's default
+    (units, malformed operators such as ``\\sqrt2`` and ``\\frac12``, nits), as lighteval uses it.
+    """
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+    return [LatexExtractionConfig(boxed_match_priority=0)], [ExprExtractionConfig()]
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_configs() -> list[Any]:
+    """For an ``Answer:`` line written as a sentence: math-verify's own anchored readers pick the answer
+    out of it (its README's recommended prediction config, with no reading outside the anchor)."""
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+    return [
+        LatexExtractionConfig(boxed_match_priority=0, try_extract_without_anchor=False),
+        ExprExtractionConfig(try_extract_without_anchor=False),
+    ]
+
+
+_PLAIN = re.compile(r"[-+]?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)(?:\s*/\s*[-+]?\d+)?")
+
+
+def latex_span(answer: str) -> str:
+    """``answer`` written as math-verify's LaTeX reader expects: inside ``$…$`` unless already delimited."""
+    stripped = answer.strip()
+    if stripped.startswith(("$", "\\(", "\\[")) or "\\boxed" in stripped:
+        return stripped
+    return f"${stripped}$"
+
+
+def _parse(text: str, plain: bool, inner_timeout: int | None) -> list[Any]:
+    """math-verify's reading of a whole answer: a plain number by either reader, anything else by the
+    LaTeX reader alone, so that no reader can stop at a leading number."""
+    from math_verify import parse
+
+    latex, expression = _configs()
+    # LaTeX first even for a plain number: it reads the whole of one and is ~5x faster than the other.
+    readers = [(latex, latex_span(text)), (expression, text)] if plain else [(latex, text)]
+    for config, span in readers:
+        parsed = parse(span, config, parsing_timeout=inner_timeout, raise_on_error=True)
+        if parsed:
+            return parsed
+    return []
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_gold(gold: str, inner_timeout: int | None) -> tuple[str, list[Any]]:
+    """``(normalised gold, parsed)``, once per process (cached); parsed is ``[]`` when unreadable."""
+    normalised = normalise_answer(gold)
+    if not normalised:
+        return normalised, []
+    if _PLAIN.fullmatch(normalised):
+        return normalised, _parse(normalised, True, inner_timeout)
+    return normalised, _parse(latex_span(normalised), False, inner_timeout)
+
+
+def parse_prediction(
+    found: Extraction, integer_gold: bool, inner_timeout: int | None
+) -> tuple[str, list[Any]]:
+    """``(normalised span, parsed)`` for an extracted answer, read whole (never by its prefix).
+
+    A plain number may be read by either of math-verify's readers; anything else by its LaTeX reader
+    alone, delimiters kept. An ``Answer:`` line written as a sentence around delimited math (``Answer:
+    the area is $4\\sqrt{2}$ cm``) is handed over as written, and math-verify's anchored readers pick
+    the answer out of it.
+    """
+    normalised = normalise_answer(found.answer, integer_gold)
+    if _PLAIN.fullmatch(normalised):
+        return normalised, _parse(normalised, True, inner_timeout)
+    if found.source != "box" and _has_prose(found.span):
+        from math_verify import parse
+
+        sentence = "Answer: " + found.span
+        parsed = parse(sentence, _sentence_configs(), parsing_timeout=inner_timeout, raise_on_error=True)
+        return found.span, parsed
+    return normalised, _parse(latex_span(normalised), False, inner_timeout)
+
+
+def _has_prose(span: str) -> bool:
+    outside_math = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", " ", span, flags=re.S)
+    return outside_math != span and len(re.findall(r"[A-Za-z]{3,}", outside_math)) >= 1
+
+
+def equivalent(gold: list[Any], prediction: list[Any], inner_timeout: int | None) -> bool:
+    """math-verify's ``verify(gold, prediction)``; one failing pairing does not hide the others."""
+    from math_verify import verify
+
+    try:
+        return bool(verify(gold, prediction, timeout_seconds=inner_timeout, raise_on_error=True))
+    except Exception:
+        return bool(verify(gold, prediction, timeout_seconds=inner_timeout, raise_on_error=False))
+
+
+def shown(parsed: list[Any]) -> str:
+    """How math-verify read an answer, for people: its first reading, or ``-`` when none."""
+    return str(parsed[0]) if parsed else "-"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How one (response, gold) pair was read: what ``infoppo grade`` shows."""
+
+    span: str | None
+    source: str | None
+    gold_normalised: str
+    gold_parsed: str
+    prediction_normalised: str | None
+    prediction_parsed: str | None
+
+
+# --- verdicts -----------------------------------------------------------------------------------------
+
+REASONS = ("correct", "wrong", "no_answer", "timeout", "error")
+"""Every value :attr:`Verdict.reason` can take."""
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds one response may take to grade before it is marked ``timeout`` (the one hard deadline)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of one response: ``reason`` is one of :data:`REASONS`."""
+
+    correct: bool
+    extracted: str | None
+    reason: str
+
+
+def inner_timeout_seconds(timeout: float) -> int:
+    """math-verify's own (whole-second, signal-based) limit for each parse and verify call.
+
+    A fifth of the hard deadline (at least 1 s): a runaway comparison is usually stopped by
+    math-verify itself, which is cheaper than killing and restarting the worker.
+    """
+    return max(1, int(timeout / 5))
+
+
+def read_pair(response: str, gold: str, inner_timeout: int | None) -> tuple[Verdict, Reading]:
+    """Grade one pair and say how it was read (math-verify's ``TimeoutException`` becomes ``timeout``)."""
+    from math_verify.errors import TimeoutException
+
+    found = extract(response)
+    gold_normalised, gold_shown = normalise_answer(gold), "-"
+    reading = Reading(None, None, gold_normalised, gold_shown, None, None)
+    if found is None:
+        return Verdict(False, None, "no_answer"), reading
+    reading = Reading(found.span, found.source, gold_normalised, gold_shown, None, None)
+    try:
+        gold_normalised, gold_parsed = parse_gold(str(gold), inner_timeout)
+        reading = Reading(found.span, found.source, gold_normalised, shown(gold_parsed), None, None)
+        if not gold_parsed:
+            return Verdict(False, found.answer, "error"), reading
+        normalised, prediction = parse_prediction(found, is_integer_answer(gold), inner_timeout)
+        reading = Reading(
+            found.span, found.source, gold_normalised, shown(gold_parsed), normalised, shown(prediction)
+        )
+        if not prediction:
+            return Verdict(False, found.answer, "wrong"), reading
+        correct = equivalent(gold_parsed, prediction, inner_timeout)
+    except TimeoutException:
+        return Verdict(False, found.answer, "timeout"), reading
+    except Exception:
+        return Verdict(False, found.answer, "error"), reading
+    return Verdict(correct, found.answer, "correct" if correct else "wrong"), reading
+
+
+def grade_pair(response: str, gold: str, inner_timeout: int | None) -> Verdict:
+    """The verdict of :func:`read_pair` alone."""
+    return read_pair(response, gold, inner_timeout)[0]
+
+
+def _inner_timeout_here() -> int | None:
+    """math-verify's signal timeouts work on the main thread only; elsewhere nothing can bound the work."""
+    on_main = threading.current_thread() is threading.main_thread()
+    return inner_timeout_seconds(DEFAULT_TIMEOUT) if on_main else None
+
+
+def grade(response: str, gold: str) -> Verdict:
+    """Grade one response in this process (math-verify with the gold first).
+
+    On the main thread math-verify's signal timeouts bound the work; on other threads they cannot be
+    used, so nothing bounds it there: grade untrusted responses from threads with ``grade_many``.
+    """
+    return grade_pair(str(response), str(gold), _inner_timeout_here())
+
+
+def explain(response: str, gold: str) -> tuple[Verdict, Reading]:
+    """:func:`grade` with how the pair was read (``infoppo grade`` prints both)."""
+    return read_pair(str(response), str(gold), _inner_timeout_here())

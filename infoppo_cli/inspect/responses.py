@@ -1,0 +1,123 @@
+"""The responses to inspect: an ``infoppo eval`` ``samples.jsonl`` or any JSONL with ``prompt`` and
+``response`` (and optionally ``id`` and ``correct``).
+
+An eval ``samples.jsonl`` stores no prompt text, only ``bench`` and ``id``: the problems are read back
+from the benchmark the evaluation used (``eval_config.json`` beside the file names its ``--data-file``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.atomic import iter_jsonl
+from infoppo_cli.errors import UsageError
+
+EVAL_CONFIG = "eval_config.json"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One response to inspect: ``prompt`` is the raw problem text (the template is applied later)."""
+
+    id: str
+    prompt: str
+    response: str
+    correct: bool | None = None
+
+
+def read_items(path: str | Path, max_responses: int | None = None) -> list[Item]:
+    """Every row of ``path`` as an :class:`Item`, in file order (the first ``max_responses`` only).
+
+    A missing, empty or malformed file, or a row without a text ``response``, is a :class:`UsageError`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"--responses {path}: no such file")
+    rows = []
+    lines = iter_jsonl(path)
+    while max_responses is None or len(rows) < max_responses:
+        line = next(lines, None)
+        if line is None:
+            break
+        if line.record is None:
+            raise UsageError(f"{path}, line {line.number}: {line.error}")
+        rows.append((line.number, line.record))
+    if not rows:
+        raise UsageError(f"{path} has no responses (the file is empty)")
+    problems = _eval_problems(path, rows) if any("prompt" not in row for _, row in rows) else {}
+    items = [_item(path, number, row, problems) for number, row in rows]
+    _check_unique(path, items)
+    return items
+
+
+def _item(path: Path, number: int, row: dict[str, Any], problems: dict[tuple[str, str], str]) -> Item:
+    where = f"{path}, line {number}"
+    response = row.get("response")
+    if not isinstance(response, str):
+        raise UsageError(f"{where} has no text field 'response'")
+    if "prompt" in row:
+        prompt = row["prompt"]
+        if not isinstance(prompt, str):
+            raise UsageError(f"{where}: 'prompt' must be text")
+        row_id = str(row.get("id", number))
+    else:
+        prompt = problems[(str(row["bench"]), str(row["id"]))]
+        row_id = f"{row['bench']}/{row['id']}#{row.get('sample', 0)}"
+    correct = row.get("correct")
+    return Item(row_id, prompt, response, correct if isinstance(correct, bool) else None)
+
+
+def _check_unique(path: Path, items: list[Item]) -> None:
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise UsageError(f"{path}: the id {item.id!r} occurs twice; ids must be unique")
+        seen.add(item.id)
+
+
+def _eval_problems(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[tuple[str, str], str]:
+    """The problem texts of an eval ``samples.jsonl``, keyed by (bench, id)."""
+    for number, row in rows:
+        if "prompt" not in row and not {"bench", "id"} <= set(row):
+            raise UsageError(
+                f"{path}, line {number} has no 'prompt' (nor the 'bench' and 'id' of an infoppo eval sample)"
+            )
+    from infoppo_cli.eval.benchmarks import load_bench  # only for eval files, which carry no prompt text
+
+    data_file = _eval_data_file(path)
+    problems: dict[tuple[str, str], str] = {}
+    for bench in sorted({str(row["bench"]) for _, row in rows if "prompt" not in row}):
+        problems.update({(bench, p.id): p.problem for p in load_bench(bench, data_file)})
+    missing = [
+        (n, r) for n, r in rows if "prompt" not in r and (str(r["bench"]), str(r["id"])) not in problems
+    ]
+    if missing:
+        number, row = missing[0]
+        raise UsageError(f"{path}, line {number}: problem {row['id']!r} is not in benchmark {row['bench']!r}")
+    return problems
+
+
+def _eval_settings(path: Path) -> dict[str, Any]:
+    """The settings of the ``infoppo eval`` run that wrote ``path`` (empty when there is none)."""
+    config = Path(path).parent / EVAL_CONFIG
+    if not config.is_file():
+        return {}
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))["settings"]
+    except (ValueError, KeyError, TypeError):
+        raise UsageError(f"{config} is not an infoppo eval configuration") from None
+    if not isinstance(settings, dict):
+        raise UsageError(f"{config} is not an infoppo eval configuration")
+    return settings
+
+
+def _eval_data_file(path: Path) -> str | None:
+    return _eval_settings(path).get("data_file")
+
+
+def eval_template(path: str | Path) -> str | None:
+    """The prompt template of the ``infoppo eval`` run that wrote ``path``, if it was one."""
+    return _eval_settings(Path(path)).get("template")

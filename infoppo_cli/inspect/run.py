@@ -1,0 +1,186 @@
+"""``infoppo inspect`` end to end: read, tokenize, compute entropies (resumably), build the clocks and
+write every output atomically into the output directory."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+
+from infoppo_cli.atomic import atomic_write_json, atomic_write_text, atomic_writer
+from infoppo_cli.errors import UsageError
+from infoppo_cli.inspect import entropy as fwd
+from infoppo_cli.inspect.clock import ClockSettings, clock, file_max_entropy
+from infoppo_cli.inspect.figures import write_figure
+from infoppo_cli.inspect.page import render_page
+from infoppo_cli.inspect.responses import Item, read_items
+from infoppo_cli.inspect.store import EntropyStore, item_key
+from infoppo_cli.inspect.tokens import Inspected, clock_drift, clock_summary, token_table, top_tokens
+
+OUTPUTS = ("tokens.parquet", "top_tokens.csv", "entropy_tokens.png", "index.html", "summary.json")
+
+Progress = Callable[[str, int, int], None]
+"""``progress(model, responses_done, responses_total)``, called after every batch."""
+
+
+@dataclass(frozen=True)
+class InspectSettings:
+    """Everything ``infoppo inspect`` was asked to do."""
+
+    model: str
+    responses: str
+    compare: str | None = None
+    template: str = "dapo"
+    clock: ClockSettings = field(default_factory=ClockSettings)
+    min_count: int = 100
+    top: int = 100
+    max_responses: int | None = None
+    batch_tokens: int = 8192
+
+    def __post_init__(self) -> None:
+        from infoppo_cli.data.templates import check_template
+
+        check_template(self.template)
+        for name in ("min_count", "top", "max_responses", "batch_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+
+
+def default_out_dir(responses: str | Path) -> Path:
+    """``inspect-<stem>/`` beside the responses file."""
+    path = Path(responses)
+    return path.parent / f"inspect-{path.stem}"
+
+
+def rendered_prompts(tokenizer, items: Sequence[Item], template: str) -> list[fwd.Tokenized]:
+    """Each item's ids: the prompt rendered as training renders it (template, then chat template)."""
+    from infoppo_cli.eval.generation import build_prompt  # the one prompt builder of training and eval
+
+    return [
+        fwd.tokenize(tokenizer, build_prompt(tokenizer, item.prompt, template), item.response)
+        for item in items
+    ]
+
+
+def entropies(
+    policy: fwd.Policy,
+    tokenized: Sequence[fwd.Tokenized],
+    settings: InspectSettings,
+    out: Path,
+    progress: Progress,
+) -> list[torch.Tensor]:
+    """Every response's token entropies, computing only those the resume store does not hold yet; the
+    weights are freed afterwards (before a --compare model loads)."""
+    store = EntropyStore(out, fwd.policy_identity(policy.name))
+    keys = [item_key(t) for t in tokenized]
+    first: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+    missing = [index for key, index in first.items() if key not in store.saved]
+    done = len(first) - len(missing)
+    progress(policy.name, done, len(first))
+    for batch in fwd.batches([tokenized[i] for i in missing], settings.batch_tokens):
+        rows = [missing[j] for j in batch]
+        store.add([keys[i] for i in rows], fwd.response_entropies(policy, [tokenized[i] for i in rows]))
+        done += len(rows)
+        progress(policy.name, done, len(first))
+    policy.release()
+    return [store.saved[key] for key in keys]
+
+
+def _check_same_tokenizer(settings: InspectSettings, tokenizer) -> None:
+    """Refuse a --compare model with another vocabulary before any forward: drift is per token."""
+    if (
+        settings.compare is not None
+        and fwd.load_tokenizer(settings.compare).get_vocab() != tokenizer.get_vocab()
+    ):
+        raise UsageError(
+            f"--compare {settings.compare} has another tokenizer than {settings.model}; "
+            "per-token drift needs the same tokens"
+        )
+
+
+def _clocks(values: list[torch.Tensor], settings: ClockSettings, vocab_size: int):
+    top = file_max_entropy(values)
+    return [clock(h, settings, vocab_size, top) for h in values]
+
+
+def _decoder(tokenizer) -> Callable[[Sequence[int]], list[str]]:
+    cache: dict[int, str] = {}
+
+    def decode(ids: Sequence[int]) -> list[str]:
+        for token_id in ids:
+            if token_id not in cache:
+                cache[token_id] = tokenizer.decode([token_id])
+        return [cache[i] for i in ids]
+
+    return decode
+
+
+def run_inspect(settings: InspectSettings, out: Path, progress: Progress) -> dict[str, object]:
+    """Inspect ``settings.responses`` and write the outputs into ``out``; returns the summary."""
+    items = read_items(settings.responses, settings.max_responses)
+    policy = fwd.load_policy(settings.model)
+    _check_same_tokenizer(settings, policy.tokenizer)
+    tokenized = rendered_prompts(policy.tokenizer, items, settings.template)
+    clocks = _clocks(entropies(policy, tokenized, settings, out, progress), settings.clock, policy.vocab_size)
+    compared = [None] * len(items)
+    if settings.compare is not None:
+        other = fwd.load_policy(settings.compare)
+        values = entropies(other, tokenized, settings, out, progress)
+        compared = _clocks(values, settings.clock, other.vocab_size)
+    decode = _decoder(policy.tokenizer)
+    inspected = [
+        Inspected(item.id, decode(t.response_ids), c, item.correct, d)
+        for item, t, c, d in zip(items, tokenized, clocks, compared, strict=True)
+    ]
+    return write_outputs(inspected, settings, out)
+
+
+def write_outputs(inspected: list[Inspected], settings: InspectSettings, out: Path) -> dict[str, object]:
+    """tokens.parquet, top_tokens.csv, entropy_tokens.png, summary.json and index.html, each atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    table = token_table(inspected)
+    with atomic_writer(out / "tokens.parquet", "wb") as handle:
+        pq.write_table(table, handle)
+    ranking = top_tokens(table, settings.top, settings.min_count)
+    atomic_write_text(out / "top_tokens.csv", _csv(ranking.to_pylist()))
+    figure = write_figure(ranking, out / "entropy_tokens.png", settings.min_count)
+    summary = {
+        "model": settings.model,
+        "responses_file": str(settings.responses),
+        "responses": len(inspected),
+        "settings": {
+            **asdict(settings.clock),
+            "template": settings.template,
+            "min_count": settings.min_count,
+            "top": settings.top,
+        },
+        **clock_summary([r.clock for r in inspected]),
+        "top_tokens": {"listed": ranking.num_rows, "figure": figure},
+    }
+    if settings.compare is not None:
+        summary["compare"] = {
+            "model": settings.compare,
+            **clock_summary([r.compared for r in inspected]),
+            "clock_drift": clock_drift(inspected),
+        }
+    atomic_write_json(out / "summary.json", summary)
+    atomic_write_text(out / "index.html", render_page(inspected, summary))
+    return summary
+
+
+def _csv(rows: list[dict[str, object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=["list", "rank", "token", "count", "mean_entropy", "mean_rho"], lineterminator="\n"
+    )
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()

@@ -1,0 +1,201 @@
+"""Sweep kinds: what each sweep varies, its paper defaults, its arms and how its values are parsed.
+
+A sweep compares settings of one hyper-parameter. For ``gamma`` and ``lambda`` every value is run in
+two arms: information time (``--method infoppo``) and token time (``--method ppo`` with the same γ and
+λ), so the arms differ only in their time axis. ``clip`` and ``norm`` vary settings that exist only
+in information time, so they have the info arm alone. ``components`` varies no value: its arms are the
+methods that take InfoPPO apart (PPO, information-time GAE alone, the adaptive clip alone, both), all at
+the same γ, λ and seeds, which answers "which half of InfoPPO matters?".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from infoppo_cli.errors import UsageError
+
+Value = float | str | tuple[float, ...]
+"""One grid value: γ or λ (float), a normalisation mode (str), an (ε_low, ε_high) pair, or ``()`` for a
+kind that varies no value (``components``)."""
+
+SWEEP_KINDS: tuple[str, ...] = ("gamma", "lambda", "clip", "norm", "components")
+ARM_METHODS: dict[str, str] = {"info": "infoppo", "token": "ppo"}
+"""The `infoppo train --method` each time arm runs."""
+COMPONENT_METHODS: tuple[str, ...] = ("ppo", "info-gae", "info-clip", "infoppo")
+"""Neither half of InfoPPO, information-time GAE alone, the adaptive clip alone, both (methods.toml)."""
+
+# InfoPPO's paper defaults (issue 3): a γ sweep holds λ at 0.99 and a λ sweep holds γ at 0.999, for
+# both arms, so that token-time PPO runs with exactly the discounting the info arm has.
+PAPER_GAMMA = 0.999
+PAPER_LAMBDA = 0.99
+
+RAY_JOB_TRAIN_ARGS: tuple[str, ...] = ("--address", "auto")
+"""Added to train inside a Ray job: join the job's own cluster (``RAY_ADDRESS``), start no Ray of its own."""
+
+SWEEP_CONTROLLED_FLAGS: tuple[str, ...] = (
+    "--preset",
+    "--method",
+    "--seed",
+    "--output-dir",
+    "--address",
+    "--resume",
+    "--dry-run",
+)
+"""`infoppo train` options the sweep sets itself; they cannot be passed through."""
+
+
+@dataclass(frozen=True)
+class SweepKind:
+    """What one sweep kind varies and its paper defaults."""
+
+    name: str
+    flags: tuple[str, ...]
+    """The train option(s) each grid value sets (two for a clip pair)."""
+    defaults: tuple[Value, ...]
+    arms: tuple[str, ...]
+    """Arms this kind may run; the default ``--time``."""
+    held: dict[str, float] = field(default_factory=dict)
+    """Options both arms get unless passed through explicitly (flag -> value)."""
+    symbol: str = ""
+    """Short symbol for legends and tables."""
+    value_help: str = ""
+    arm_methods: dict[str, str] = field(default_factory=lambda: dict(ARM_METHODS))
+    """The `infoppo train --method` of each arm."""
+
+
+KINDS: dict[str, SweepKind] = {
+    "gamma": SweepKind(
+        name="gamma",
+        flags=("--gamma",),
+        defaults=(1.0, 0.9999, 0.999, 0.99),
+        arms=("info", "token"),
+        held={"--lambd": PAPER_LAMBDA},
+        symbol="γ",
+        value_help="discount factors in (0, 1], e.g. 1.0,0.999",
+    ),
+    "lambda": SweepKind(
+        name="lambda",
+        flags=("--lambd",),
+        defaults=(1.0, 0.99, 0.95),
+        arms=("info", "token"),
+        held={"--gamma": PAPER_GAMMA},
+        symbol="λ",
+        value_help="GAE λ values in [0, 1], e.g. 1.0,0.95",
+    ),
+    "clip": SweepKind(
+        name="clip",
+        flags=("--eps-low-info", "--eps-high-info"),
+        defaults=((5.0, 10.0), (10.0, 20.0), (20.0, 40.0), (10.0, 10.0)),
+        arms=("info",),
+        symbol="ε",
+        value_help="EPS_LOW:EPS_HIGH pairs (each >= 0), e.g. 5:10,10:20",
+    ),
+    "norm": SweepKind(
+        name="norm",
+        flags=("--norm",),
+        defaults=("global", "batch", "sentence"),
+        arms=("info",),
+        symbol="norm",
+        value_help="entropy normalisations among global, batch, sentence",
+    ),
+    "components": SweepKind(
+        name="components",
+        flags=(),
+        defaults=((),),
+        arms=COMPONENT_METHODS,
+        held={"--gamma": PAPER_GAMMA, "--lambd": PAPER_LAMBDA},
+        symbol="method",
+        value_help="no values (its arms are methods; set γ and λ with --gamma and --lambd)",
+        arm_methods={method: method for method in COMPONENT_METHODS},
+    ),
+}
+
+
+def sweep_kind(name: str) -> SweepKind:
+    """The :class:`SweepKind` called ``name``; an unknown name is a :class:`UsageError`."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise UsageError(f"unknown sweep kind {name!r}; choose one of {', '.join(SWEEP_KINDS)}") from None
+
+
+def format_value(kind: str, value: Value) -> str:
+    """The value as it appears in run names and commands: ``0.999``, ``5:10``, ``batch``."""
+    if isinstance(value, tuple):
+        return ":".join(_format_number(part) for part in value)
+    if isinstance(value, float):
+        # γ and λ keep their decimal point (1.0, not 1); repr round-trips exactly.
+        return repr(value) if kind in ("gamma", "lambda") else _format_number(value)
+    return str(value)
+
+
+def _format_number(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() and abs(number) < 1e15 else repr(float(number))
+
+
+def command_number(kind: str, number: float) -> str:
+    return repr(float(number)) if kind in ("gamma", "lambda") else _format_number(number)
+
+
+def parse_values(kind: str, raw: Sequence[str] | None) -> tuple[Value, ...]:
+    """Grid values from ``--values`` (comma-separated, the option may repeat); the paper's defaults when
+    ``raw`` is empty. Invalid or out-of-range values are a :class:`UsageError`; duplicates are dropped."""
+    spec = sweep_kind(kind)
+    if raw is None:
+        return spec.defaults
+    items = [item.strip() for chunk in raw for item in chunk.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"--values is empty; give {spec.value_help} (or leave it out for the paper's grid)")
+    if not spec.flags:
+        raise UsageError(f"the {kind} sweep takes {spec.value_help}; got --values {','.join(items)}")
+    values = [_parse_one(spec, item) for item in items]
+    return tuple(dict.fromkeys(values))
+
+
+def _parse_one(spec: SweepKind, item: str) -> Value:
+    from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
+
+    bad = f"--values for the {spec.name} sweep takes {spec.value_help}; got {item!r}"
+    if spec.name == "norm":
+        if item not in NORM_MODES:
+            raise UsageError(bad)
+        return item
+    try:
+        numbers = tuple(float(part) for part in item.split(":"))
+    except ValueError:
+        raise UsageError(bad) from None
+    if len(numbers) != len(spec.flags) or not all(math.isfinite(number) for number in numbers):
+        raise UsageError(bad)
+    try:
+        if spec.name == "clip":
+            validate_hyperparameters(eps_low=numbers[0], eps_high=numbers[1])
+        elif spec.name == "gamma":
+            validate_hyperparameters(gamma=numbers[0])
+        else:
+            validate_hyperparameters(lambd=numbers[0])
+    except ValueError as exc:
+        raise UsageError(f"{bad} ({exc})") from None
+    return numbers if spec.name == "clip" else numbers[0]
+
+
+def parse_time_arms(kind: str, raw: str | None) -> tuple[str, ...]:
+    """The arms from ``--time info,token`` (``--time ppo,infoppo`` for components); the kind's default
+    arms when ``raw`` is None."""
+    spec = sweep_kind(kind)
+    if raw is None:
+        return spec.arms
+    arms = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [arm for arm in arms if arm not in spec.arm_methods]
+    if not arms or unknown:
+        shown = ", ".join(unknown) if unknown else repr(raw)
+        choices = ", ".join(spec.arm_methods)
+        raise UsageError(f"unknown --time {shown}; choose from {choices} (comma-separated)")
+    outside = [arm for arm in arms if arm not in spec.arms]
+    if outside:
+        raise UsageError(
+            f"the {kind} sweep varies a setting only information-time PPO has; --time can only be "
+            f"{', '.join(spec.arms)}, not {', '.join(outside)}"
+        )
+    return arms

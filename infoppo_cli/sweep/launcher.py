@@ -1,0 +1,158 @@
+"""What the sweep's scheduler needs from a launcher, and what every launcher shares.
+
+A *launcher* starts, polls, re-attaches to and stops one phase (``train`` or ``eval``) of a run; the
+scheduler (:mod:`infoppo_cli.sweep.runner`) does the rest. Three implement :class:`Launcher`:
+:class:`~infoppo_cli.sweep.local.LocalLauncher` (child processes),
+:class:`~infoppo_cli.sweep.ray_jobs.RayJobLauncher` (Ray's job submission API) and
+:class:`~infoppo_cli.sweep.slurm.SlurmLauncher` (SLURM jobs via submitit).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from infoppo_cli.atomic import utc_timestamp
+from infoppo_cli.errors import UsageError
+from infoppo_cli.sweep.kinds import RAY_JOB_TRAIN_ARGS
+from infoppo_cli.sweep.state import PhaseRecord, RunRecord
+
+EXECUTABLE_ENV = "INFOPPO_SWEEP_EXECUTABLE"
+"""Overrides the program that stands for ``infoppo`` in a sweep's commands (split like a shell would)."""
+
+USAGE_EXIT_CODE = 2
+"""infoppo's exit code for rejected options: every other run would be rejected too, so the sweep stops."""
+
+
+def resolve_executable(remote: bool) -> list[str]:
+    """The argv prefix that runs ``infoppo``: ``$INFOPPO_SWEEP_EXECUTABLE`` when set; else this
+    interpreter's ``python -m infoppo_cli`` locally, and ``infoppo`` from the PATH on a Ray cluster."""
+    override = os.environ.get(EXECUTABLE_ENV, "").strip()
+    if override:
+        return shlex.split(override)
+    return ["infoppo"] if remote else [sys.executable, "-m", "infoppo_cli"]
+
+
+def launch_argv(run: RunRecord, phase: PhaseRecord, in_ray_job: bool = False) -> list[str]:
+    """The phase's command plus what depends on where and when it starts: for train, ``--resume`` when
+    the run directory holds a started run (an earlier attempt wrote ``manifest.json``; train refuses
+    to overwrite it otherwise), and ``--address auto`` inside a Ray job."""
+    argv = list(phase.command)
+    if phase.name != "train":
+        return argv
+    if (Path(run.output_dir) / "manifest.json").exists() and "--resume" not in argv:
+        argv.append("--resume")
+    if in_ray_job:
+        argv += RAY_JOB_TRAIN_ARGS
+    return argv
+
+
+def last_log_line(path: Path, limit: int = 8192) -> str:
+    """The last non-empty line of a log file ('' when there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, path.stat().st_size - limit))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def log_header(run: RunRecord, phase: PhaseRecord, argv: Sequence[str]) -> str:
+    title = f"=== infoppo sweep: {run.name} {phase.name}, attempt {run.attempts}, {utc_timestamp()}"
+    return f"{title}\n$ {shlex.join(argv)}\n"
+
+
+@dataclass
+class PhaseResult:
+    """How a phase ended: its exit code and, when known, why."""
+
+    exit_code: int
+    note: str | None = None
+
+
+@dataclass
+class Handle:
+    """A started phase, as its launcher tracks it."""
+
+    run: RunRecord
+    phase: PhaseRecord
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    log_file: IO[bytes] | None = None
+    job_id: str | None = None
+    """The Ray job id (RayJobLauncher)."""
+    slurm_job: Any = None
+    """submitit's job object (SlurmLauncher)."""
+    slurm_job_id: str | None = None
+
+
+class Launcher(Protocol):
+    """Starts, polls and stops single phases; :func:`run_sweep` does the rest."""
+
+    description: str
+    in_ray_job: bool
+    """Whether phases run as Ray jobs (train then joins the job's cluster)."""
+    poll_interval: float
+    """Seconds between polls of the running phases."""
+
+    def job_id_for(self, run: RunRecord, phase: PhaseRecord) -> str | None:
+        """The id the phase will be found by once started, known beforehand (None for local runs)."""
+        ...
+
+    def start(self, run: RunRecord, phase: PhaseRecord, argv: list[str], log_path: Path) -> Handle: ...
+
+    def attach(self, run: RunRecord, phase: PhaseRecord, log_path: Path) -> Handle | None: ...
+
+    def poll(self, handle: Handle) -> PhaseResult | None: ...
+
+    def interrupt(self, handle: Handle) -> bool:
+        """Stop the phase on Ctrl-C; True when it stopped, False when it keeps running (a Ray job)."""
+        ...
+
+
+_JOB_KINDS = {
+    # launcher -> (the record field of its job id, its name, the option that re-attaches, the stop command)
+    "ray": ("ray_job_id", "Ray job", "that --address", "ray job stop"),
+    "slurm": ("slurm_job_id", "SLURM job", "--launcher slurm", "scancel"),
+}
+
+
+def refuse_other_launchers_job(run: RunRecord, phase: PhaseRecord, launcher: str) -> None:
+    """A phase another launcher started may still run there: never start it a second time from here."""
+    for name, (field_name, label, option, stop) in _JOB_KINDS.items():
+        job_id = getattr(phase, field_name)
+        if name != launcher and job_id is not None:
+            raise UsageError(
+                f"run {run.name} is {label} {job_id} of an earlier sweep; "
+                f"re-run with {option} to re-attach (or `{stop} {job_id}` first)"
+            )
+    refuse_live_local_process(run, phase)
+
+
+def refuse_live_local_process(run: RunRecord, phase: PhaseRecord) -> None:
+    if phase.pid is not None and _process_runs_in(phase.pid, run.output_dir):
+        raise UsageError(
+            f"run {run.name} is still running as process {phase.pid} from an earlier sweep; "
+            f"wait for it or stop it (kill {phase.pid}), then re-run"
+        )
+
+
+def _process_runs_in(pid: int, output_dir: str) -> bool:
+    """Whether ``pid`` is alive and its command line mentions ``output_dir`` (not a recycled pid)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True  # alive but unreadable: assume it is ours rather than risk two runs in one directory
+    return output_dir in cmdline

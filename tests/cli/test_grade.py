@@ -1,0 +1,100 @@
+"""`infoppo grade`: one response explained, a samples file re-graded, bad input as one error line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_process import run_infoppo
+
+from infoppo_cli.cli import entry as cli
+
+
+def test_one_response_shows_span_readings_and_verdict():
+    done = run_infoppo("grade", "--gold", "4", "Some work.\nAnswer: $4\\sqrt2$")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "$4\\sqrt2$" in out and "last Answer: line" in out
+    assert "4*sqrt(2)" in out and "incorrect (wrong)" in out
+
+
+def _main(*args: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    assert info.value.code == 0
+
+
+def test_one_response_as_json(capsys):
+    _main("grade", "--gold", "1024", "Answer: $2^{10}$", "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"] == {"correct": True, "extracted": "2^{10}", "reason": "correct"}
+    assert result["reading"]["source"] == "line" and result["reading"]["span"] == "$2^{10}$"
+
+
+def _samples(tmp_path):
+    rows = [
+        {
+            "bench": "aime24",
+            "id": "p1",
+            "sample": 0,
+            "response": "\\boxed{540}",
+            "gold": "540",
+            "extracted": "540",
+            "correct": True,
+            "reason": "correct",
+        },
+        {
+            "bench": "aime24",
+            "id": "p1",
+            "sample": 1,
+            "response": "Answer: $4\\sqrt{2}$",
+            "gold": "4",
+            "extracted": "4",
+            "correct": True,
+            "reason": "correct",
+        },  # graded by prefix by the old grader
+        {
+            "bench": "aime24",
+            "id": "p2",
+            "sample": 0,
+            "response": "no idea",
+            "gold": "7",
+            "extracted": None,
+            "correct": False,
+            "reason": "no_answer",
+        },
+    ]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_file_summary_and_only_wrong(tmp_path):
+    done = run_infoppo("grade", "--file", str(_samples(tmp_path)), "--only", "wrong", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    assert "3 sample(s): correct 1, wrong 1, no_answer 1; 1 verdict(s) differ from the file" in done.stdout
+    assert "aime24/p1#1" in done.stdout and "aime24/p1#0" not in done.stdout
+
+
+def test_file_as_json_lists_changed_cases(tmp_path, capsys):
+    _main("grade", "--file", str(_samples(tmp_path)), "--only", "changed", "--json", "--workers", "1")
+    result = json.loads(capsys.readouterr().out)
+    assert result["total"] == 3 and result["changed"] == 1
+    assert result["reasons"] == {"correct": 1, "wrong": 1, "no_answer": 1, "timeout": 0, "error": 0}
+    [case] = result["cases"]
+    assert case["where"] == "aime24/p1#1" and case["stored_correct"] is True and case["correct"] is False
+
+
+def test_bad_input_is_one_error_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"response": "x"}\n', encoding="utf-8")
+    for args, message in [
+        (("grade",), "give a RESPONSE and its --gold answer"),
+        (("grade", "x", "--gold", "1", "--file", str(bad)), "not both"),
+        (("grade", "--file", str(tmp_path / "none.jsonl")), "is not a file"),
+        (("grade", "--file", str(bad)), "bad.jsonl:1: no text field gold"),
+        (("grade", "--file", str(bad), "--only", "maybe"), "--only takes one of"),
+    ]:
+        done = run_infoppo(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,99 @@
+"""The vLLM backend's logic without a GPU (vllm is an import stand-in; ``LLM`` a recorder)."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+import pytest
+from tiny_model import build_tiny_model
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.eval import generation
+from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings, sample_seed
+from infoppo_cli.eval.vllm_backend import completion_from_vllm, vllm_engine_kwargs, vllm_sampling_params
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def test_vllm_engine_kwargs():
+    assert vllm_engine_kwargs("Qwen/Qwen3-8B-Base", 4, 7) == {
+        "model": "Qwen/Qwen3-8B-Base",
+        "tensor_parallel_size": 4,
+        "seed": 7,
+        "dtype": "auto",
+        "trust_remote_code": False,
+    }
+    with pytest.raises(UsageError, match="--tensor-parallel"):
+        vllm_engine_kwargs("m", 0, 0)
+
+
+def test_vllm_sampling_params_are_one_sample_with_its_own_seed():
+    request = GenerationRequest("aime24/3", "prompt", (4, 5, 6), seed=1234)
+    params = vllm_sampling_params(SamplingSettings(temperature=1.0, top_p=0.7, max_tokens=10240), request, 5)
+    assert type(params).__module__ == sys.modules["vllm"].SamplingParams.__module__
+    assert (params.n, params.temperature, params.top_p, params.max_tokens, params.seed) == (
+        1,
+        1.0,
+        0.7,
+        10240,
+        sample_seed(1234, "aime24/3", 5),
+    )
+
+
+def _vllm_output(text, n_tokens, reason):
+    return SimpleNamespace(
+        outputs=[SimpleNamespace(index=0, text=text, token_ids=list(range(n_tokens)), finish_reason=reason)]
+    )
+
+
+def test_completion_from_vllm_keeps_the_sample_index_and_refuses_aborts():
+    request = GenerationRequest("aime25/I-1", "p", (8, 9, 10), seed=0)
+    assert completion_from_vllm(request, 9, _vllm_output("b", 3, "stop")) == Completion(
+        "aime25/I-1", 9, "b", 3, "stop"
+    )
+    assert completion_from_vllm(request, 8, _vllm_output("a", 10, "length")).finish_reason == "length"
+    with pytest.raises(RuntimeError, match="'abort'"):
+        completion_from_vllm(request, 10, _vllm_output("c", 1, "abort"))
+    two = SimpleNamespace(outputs=_vllm_output("a", 1, "stop").outputs * 2)
+    with pytest.raises(RuntimeError, match="2 outputs"):
+        completion_from_vllm(request, 8, two)
+
+
+def test_vllm_backend_flow_with_a_recording_engine(monkeypatch, tiny_model_dir):
+    """The whole VLLMBackend path with vllm.LLM replaced by a recorder (the real one needs a GPU)."""
+    calls = {}
+
+    class RecordingLLM:
+        def __init__(self, **kwargs):
+            calls["init"] = kwargs
+            calls["generate"] = []
+
+        def generate(self, prompts, params, use_tqdm):
+            calls["generate"].append((prompts, params, use_tqdm))
+            return [_vllm_output(f"seed {p.seed}", 5, "stop") for p in params]
+
+    monkeypatch.setattr(generation, "cuda_available", lambda: True)
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", RecordingLLM)
+    backend = generation.load_backend("vllm", str(tiny_model_dir), tensor_parallel=2, seed=5)
+    backend.chunk_prompts = 2
+    requests = [
+        GenerationRequest(f"b/{i}", backend.format_prompt(f"{i}+1?", "dapo"), (0, 1), seed=5)
+        for i in range(3)
+    ]
+    batches = list(backend.generate(requests, SamplingSettings(max_tokens=32)))
+    assert calls["init"] == vllm_engine_kwargs(str(tiny_model_dir), 2, 5)
+    assert [len(b) for b in batches] == [4, 2]  # chunks of two prompts x two samples
+    prompts, params, use_tqdm = calls["generate"][0]
+    assert use_tqdm is False
+    assert (
+        prompts[0]["prompt_token_ids"]
+        == backend.tokenizer(requests[0].prompt, add_special_tokens=False)["input_ids"]
+    )
+    assert [p.seed for p in params] == [sample_seed(5, f"b/{i}", s) for i in range(2) for s in (0, 1)]
+    assert all(p.n == 1 and p.max_tokens == 32 for p in params)
+    last = batches[-1][-1]
+    assert last == Completion("b/2", 1, f"seed {sample_seed(5, 'b/2', 1)}", 5, "stop")

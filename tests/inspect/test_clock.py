@@ -1,0 +1,79 @@
+"""The clock per token is the trainer's maths from infotime, with the infoppo method's defaults."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from infoppo_cli import infotime
+from infoppo_cli.errors import UsageError
+from infoppo_cli.inspect.clock import ClockSettings, clock, file_max_entropy, method_defaults
+from infoppo_cli.train.methods import method
+
+entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda xs: torch.tensor(xs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(infotime.NORM_MODES))
+def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
+    c = clock(h, ClockSettings(norm=norm, gamma=gamma), vocab_size=1000, max_entropy=12.0)
+    ones = torch.ones(1, len(h))
+    for t in range(len(h)):
+        prefix = torch.zeros(1, len(h))
+        prefix[0, :t] = 1
+        assert math.isclose(
+            float(c.gamma_info[t]), float(infotime.info_discount(c.rho[None], prefix, gamma)), rel_tol=1e-5
+        )
+    assert math.isclose(c.discount, float(infotime.info_discount(c.rho[None], ones, gamma)), rel_tol=1e-6)
+    assert float(c.gamma_info[0]) == 1.0
+    assert torch.all(c.gamma_info[1:] <= c.gamma_info[:-1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(h=entropies, eps_low=st.floats(0.0, 30.0), eps_high=st.floats(0.0, 30.0))
+def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
+    c = clock(h, ClockSettings("batch", 0.999, eps_low, eps_high), vocab_size=1000, max_entropy=13.0)
+    want_rho = infotime.information_density(h[None], torch.ones(1, len(h)), "batch", max_entropy=13.0)[0]
+    torch.testing.assert_close(c.rho, want_rho)
+    low, high = infotime.adaptive_clip_bounds(want_rho, eps_low, eps_high)
+    torch.testing.assert_close(c.clip_low, low)
+    torch.testing.assert_close(c.clip_high, high)
+
+
+def test_batch_norm_divides_by_the_largest_entropy_of_the_file():
+    values = [torch.tensor([1.0, 2.0]), torch.tensor([4.0, 0.5])]
+    top = file_max_entropy(values)
+    assert top == 4.0
+    assert clock(values[0], ClockSettings("batch"), 1000, top).rho.tolist() == [0.25, 0.5]
+    assert clock(values[0], ClockSettings("sentence"), 1000, top).rho.tolist() == [0.5, 1.0]
+    assert clock(values[0], ClockSettings("global"), 1000, top).rho[1].item() == pytest.approx(
+        2 / math.log(1000)
+    )
+
+
+def test_an_empty_response_has_an_empty_clock():
+    c = clock(torch.zeros(0), ClockSettings(), 1000, 1.0)
+    assert len(c.rho) == 0 and c.discount == 1.0
+
+
+def test_defaults_are_the_infoppo_method_s():
+    chosen = method("infoppo")
+    assert method_defaults() == {
+        "gamma": chosen.openrlhf["algo.advantage.gamma"],
+        "eps_low": chosen.infotime["eps_low_info"],
+        "eps_high": chosen.infotime["eps_high_info"],
+        "norm": chosen.infotime["norm"],
+    }
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [({"norm": "file"}, "--norm"), ({"gamma": 1.5}, "--gamma"), ({"eps_low": -1.0}, "--eps-low")],
+)
+def test_bad_settings_are_usage_errors(bad, message):
+    with pytest.raises(UsageError, match=message):
+        ClockSettings(**bad)

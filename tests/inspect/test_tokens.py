@@ -1,0 +1,57 @@
+"""The Figure 2 ranking, the token table and the summary statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+from infoppo_cli.inspect.clock import ClockSettings, clock
+from infoppo_cli.inspect.tokens import Inspected, clock_drift, clock_summary, token_table, top_tokens
+
+
+def _table(rows: list[tuple[str, float]]) -> pa.Table:
+    return pa.table(
+        {"token": [t for t, _ in rows], "entropy": [h for _, h in rows], "rho": [h / 10 for _, h in rows]}
+    )
+
+
+def test_top_tokens_rank_by_mean_entropy_among_frequent_tokens():
+    rows = [("a", 1.0)] * 3 + [("b", 5.0), ("b", 3.0), ("b", 4.0)] + [("c", 0.2)] * 3 + [("rare", 9.0)] * 2
+    top = top_tokens(_table(rows), top=2, min_count=3).to_pylist()
+    high = [r for r in top if r["list"] == "high"]
+    low = [r for r in top if r["list"] == "low"]
+    assert [(r["token"], r["rank"], r["count"]) for r in high] == [("b", 1, 3), ("a", 2, 3)]
+    assert high[0]["mean_entropy"] == pytest.approx(4.0) and high[0]["mean_rho"] == pytest.approx(0.4)
+    assert [r["token"] for r in low] == ["c", "a"]
+    assert "rare" not in {r["token"] for r in top}
+
+
+def _inspected(h, other=None, rid="x"):
+    s = ClockSettings("sentence")
+    second = clock(torch.tensor(other), s, 1000, 0.0) if other is not None else None
+    return Inspected(
+        rid, [f"t{i}" for i in range(len(h))], clock(torch.tensor(h), s, 1000, 0.0), None, second
+    )
+
+
+def test_token_table_and_drift_columns():
+    responses = [_inspected([1.0, 2.0], [2.0, 2.0], "a"), _inspected([4.0], [1.0], "b")]
+    table = token_table(responses)
+    assert table.column_names[:3] == ["id", "position", "token"]
+    assert table["id"].to_pylist() == ["a", "a", "b"] and table["position"].to_pylist() == [0, 1, 0]
+    assert table["entropy_drift"].to_pylist() == [1.0, 0.0, -3.0]
+    drift = clock_drift(responses)
+    assert drift["entropy_diff"]["mean"] == pytest.approx(-2 / 3)
+    assert drift["entropy_abs_diff_mean"] == pytest.approx(4 / 3)
+
+
+def test_clock_summary_numbers():
+    responses = [_inspected([1.0, 2.0, 4.0]), _inspected([3.0])]
+    summary = clock_summary([r.clock for r in responses])
+    assert summary["tokens"] == 4
+    assert summary["entropy"]["mean"] == pytest.approx(2.5)
+    assert summary["entropy"]["p50"] == pytest.approx(np.percentile([1, 2, 4, 3], 50))
+    assert summary["rho_above_half"] == pytest.approx(0.5)  # rho = .25 .5 1 | 1
+    assert summary["gamma_info_T_mean"] == pytest.approx((0.999**1.75 + 0.999**1.0) / 2, rel=1e-6)

@@ -1,0 +1,100 @@
+"""The diagnostics every method logs: clip fractions with constant bounds, entropy and rho per sample."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from openrlhf_fixtures import openrlhf_args, rollout_experiences
+
+from infoppo_cli.infotime import clip_statistics, information_density
+from infoppo_cli.openrlhf_adapter.step_metrics import (
+    ClipLoggingLoss,
+    RolloutRecorder,
+    add_entropy_diagnostics,
+    install_clip_logging,
+)
+
+
+def _batch(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    old = -torch.rand(2, 6, generator=g)
+    new = old + torch.randn(2, 6, generator=g) * 0.5
+    mask = torch.arange(6)[None, :] < torch.tensor([[6], [3]])
+    return new, old, torch.randn(2, 6, generator=g), mask
+
+
+def test_constant_bounds_give_the_clip_fractions_of_the_core_function():
+    from openrlhf.models.loss import PolicyLoss
+
+    trainer = SimpleNamespace(
+        args=openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28"),
+        actor_loss_fn=PolicyLoss(clip_eps_low=0.2, clip_eps_high=0.28),
+        training_step=lambda experience, *a, **k: trainer.actor_loss_fn(
+            *experience.batch, action_mask=experience.mask
+        ),
+    )
+    loss = install_clip_logging(trainer)
+    assert isinstance(trainer.actor_loss_fn, ClipLoggingLoss) and loss.experience is None
+    new, old, adv, mask = _batch()
+    experience = SimpleNamespace(
+        batch=(new, old, adv), mask=mask, info={"clip_frac_upper": torch.tensor(9.0)}
+    )
+    trainer.training_step(experience)
+    expected = clip_statistics(
+        (new - old).exp(), adv, torch.full_like(new, 0.8), torch.full_like(new, 1.28), mask
+    )
+    for key, value in expected.items():  # the stale value of an earlier epoch is replaced
+        assert float(experience.info[key]) == pytest.approx(float(value)) and experience.info[key].dim() == 0
+    assert loss.experience is None
+
+
+def test_a_loss_that_logs_its_own_bounds_is_left_alone():
+    def adaptive(log_probs, old, adv, action_mask=None, **kwargs):
+        experience.info.update(clip_frac_upper=torch.tensor(0.5), clip_upper_mean=torch.tensor(3.0))
+        return (torch.tensor(0.0),)
+
+    loss = ClipLoggingLoss(adaptive, 0.2, 0.28)
+    experience = SimpleNamespace(info={})
+    loss.experience = experience
+    loss(*_batch()[:3], action_mask=_batch()[3])
+    assert float(experience.info["clip_upper_mean"]) == 3.0 and "clip_frac_lower" not in experience.info
+
+
+def test_entropy_and_rho_for_methods_without_rho_and_the_old_entropy_dropped():
+    experiences = rollout_experiences(n_experiences=2)
+    entropies = [exp.old_entropy.clone() for exp in experiences]
+    add_entropy_diagnostics(experiences, "batch")
+    shared = max(float(h[e.action_mask].max()) for h, e in zip(entropies, experiences, strict=True))
+    for exp, entropy in zip(experiences, entropies, strict=True):
+        rho = information_density(entropy, exp.action_mask, "batch", max_entropy=shared)
+        mask = exp.action_mask.float()
+        assert torch.allclose(exp.info["rho_mean"], (rho * mask).sum(-1) / mask.sum(-1))
+        assert torch.allclose(exp.info["entropy_mean"], (entropy * mask).sum(-1) / mask.sum(-1))
+        assert exp.old_entropy is None and exp.info["rho_mean"].shape == (2,)
+
+
+def test_recorder_sees_every_graded_response_of_a_training_generation():
+    responses = [
+        {"reward": torch.tensor([r]), "extra_logs": {"grade_timeout": torch.tensor([t])}}
+        for r, t in [(1.0, 0.0), (0.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
+    ]
+    generator = SimpleNamespace(_process_response_into_experience=lambda response, **kw: response)
+
+    def generate_vllm(**kwargs):  # two groups of two: the all-wrong one is filtered out
+        kept = [generator._process_response_into_experience(r) for r in responses][:2]
+        return kept, 2, False
+
+    generator._generate_vllm = generate_vllm
+    generator.generate_samples = lambda **kw: generator._generate_vllm()
+    recorder = RolloutRecorder(generator, samples_per_prompt=2)
+    generator.generate_samples()
+    assert recorder.take() == {
+        "rollout/reward_mean_unfiltered": 0.25,
+        "rollout/grade_timeout_frac": 0.25,
+        "rollout/kept_group_frac": 0.5,
+    }
+    assert recorder.take() == {}
+    generator._generate_vllm()  # an evaluation: not a training generation
+    assert recorder.take() == {}

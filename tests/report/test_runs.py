@@ -1,0 +1,96 @@
+"""Reading runs for a report: what is malformed or missing is named, never silently dropped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_runs import step_row, write_run
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.report.runs import RunData, read_inputs
+from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.state import open_sweep
+
+
+def test_a_corrupt_metrics_line_and_a_corrupt_metrics_json_are_named_in_warnings(tmp_path: Path) -> None:
+    run = tmp_path / "run-a"
+    run.mkdir()
+    rows = [step_row(1, 1.0, "token", 1), step_row(2, 1.0, "token", 1)]
+    resumed = dict(step_row(2, 1.0, "token", 1), reward_mean=9.0)  # step 2 again after a resume
+    lines = [json.dumps(rows[0]), json.dumps(rows[1]), "{not json", json.dumps(resumed), '{"step": 3, "rew']
+    (run / "metrics.jsonl").write_text("\n".join(lines))
+    (run / "manifest.json").write_text(json.dumps({"config": {"method": "ppo"}, "seed": 7}))
+    (run / "eval").mkdir()
+    (run / "eval" / "metrics.json").write_text('{"benches": ')
+    inputs = read_inputs([run])
+    [data] = inputs.runs
+    assert data.last("reward_mean") == 9.0 and data.arm == "ppo" and data.seed == 7
+    notes = "\n".join(inputs.notes)
+    assert f"run-a: skipped 2 malformed line(s) of {run / 'metrics.jsonl'} (line 3, 5)" in notes
+    assert f"run-a: cannot read {run / 'eval' / 'metrics.json'}" in notes
+
+
+def test_lines_without_step_use_their_line_number_and_say_so(tmp_path: Path) -> None:
+    run = tmp_path / "stepless"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text(
+        '{"reward_mean": 0.1}\n\n{"reward_mean": 0.2}\n{"step": 9, "reward_mean": 1}\n'
+    )
+    inputs = read_inputs([run])
+    assert inputs.runs[0].series("reward_mean") == [(1.0, 0.1), (3.0, 0.2), (9.0, 1.0)]
+    assert any(
+        "2 line(s)" in note and "(line 1, 3)" in note and "line number is used" in note
+        for note in inputs.notes
+    )
+
+
+def test_a_run_without_metrics_and_an_eval_directory_are_read(tmp_path: Path) -> None:
+    empty = tmp_path / "run-b"
+    empty.mkdir()
+    (empty / "manifest.json").write_text("{}")
+    evaluated = tmp_path / "eval-only"
+    evaluated.mkdir()
+    (evaluated / "metrics.json").write_text(json.dumps({"benches": {"aime25": {"mean@k": 22.5}}}))
+    inputs = read_inputs([empty, evaluated])
+    assert "run-b: no metrics.jsonl" in inputs.notes
+    assert inputs.runs[1].final_accuracy("aime25") == (22.5, "eval")
+
+
+def test_a_folder_of_runs_is_read_and_a_folder_without_runs_is_refused(tmp_path: Path) -> None:
+    for seed in (1, 2):
+        write_run(tmp_path / "runs" / f"r{seed}", 0.999, "info", seed)
+    (tmp_path / "runs" / "notes").mkdir()
+    assert [run.name for run in read_inputs([tmp_path / "runs"]).runs] == ["r1", "r2"]
+    (tmp_path / "nothing").mkdir()
+    with pytest.raises(UsageError, match="no runs found in .*nothing"):
+        read_inputs([tmp_path / "nothing"])
+
+
+def test_a_sweep_whose_runs_have_not_started_is_read_with_notes(tmp_path: Path) -> None:
+    plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "norm")
+    open_sweep(plan, command=[], settings={})
+    inputs = read_inputs([plan.out_dir])
+    assert len(inputs.runs) == 3 and inputs.sweep_kinds == {"norm": "norm"}
+    assert "norm-batch-info-seed1: run directory missing (status pending)" in inputs.notes
+    assert inputs.runs[0].parameters == {"norm": "global"}
+
+
+def test_missing_directories_malformed_sweeps_and_empty_sweeps_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such directory"):
+        read_inputs([tmp_path / "nope"])
+    (tmp_path / "sweep.json").write_text("[")
+    with pytest.raises(UsageError, match="cannot read .*sweep.json"):
+        read_inputs([tmp_path])
+    (tmp_path / "sweep.json").write_text(json.dumps({"kind": "gamma", "runs": []}))
+    with pytest.raises(UsageError, match="no runs found"):
+        read_inputs([tmp_path])
+
+
+def test_run_data_prefers_the_final_eval() -> None:
+    run = RunData(name="r", path=Path("."), steps=[{"step": 1.0, "eval_aime24": 3.0}])
+    assert run.final_accuracy("aime24") == (3.0, "training")
+    run.eval_benches = {"aime24": {"mean@k": 4.5}}
+    assert run.final_accuracy("aime24") == (4.5, "eval")
+    assert run.final_accuracy("aime25") == (None, "")

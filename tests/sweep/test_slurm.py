@@ -1,0 +1,183 @@
+"""SLURM sweeps through submitit's local executor: the same submission, job-id tracking, re-attachment and
+in-job Ray start as on a cluster, with the stand-in `infoppo` and a stand-in `ray` that records its calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sweep_stand_in import StandIn, write_prompts
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
+from infoppo_cli.sweep.slurm import RAY_ENV, SLURM_DIR, SlurmSettings, slurm_minutes
+from infoppo_cli.sweep.state import STATE_FILE, SweepState
+
+RAY_STAND_IN = """
+import json, sys
+with open(sys.argv[0] + ".calls", "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [("48:00:00", 2880), ("30", 30), ("1-00:00:00", 1440), ("2-12", 3600), ("00:30:01", 31), ("10:30", 11)],
+)
+def test_slurm_time_limits_are_read_as_sbatch_reads_them(text: str, minutes: int) -> None:
+    assert slurm_minutes(text) == minutes
+
+
+@pytest.mark.parametrize("text", ["", "two days", "0", "1:2:3:4", "-5"])
+def test_bad_slurm_time_limits_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError, match="--slurm-time"):
+        slurm_minutes(text)
+
+
+def test_executor_parameters_ask_for_one_ray_node_per_slurm_node() -> None:
+    settings = SlurmSettings(partition="gpu", time="12:00:00", nodes=2, gpus_per_node=8, account="lab")
+    assert settings.executor_parameters("job") == {
+        "name": "job",
+        "timeout_min": 720,
+        "nodes": 2,
+        "gpus_per_node": 8,
+        "tasks_per_node": 1,
+        "slurm_partition": "gpu",
+        "slurm_account": "lab",
+    }
+
+
+def slurm_sweep(stand_in: StandIn, out: Path, *extra: str) -> subprocess.Popen[str]:
+    ray = out.parent / "ray_stand_in.py"
+    ray.write_text(RAY_STAND_IN)
+    env = {**os.environ, EXECUTABLE_ENV: " ".join(stand_in.executable), "COLUMNS": "200"}
+    env[RAY_ENV] = f"{sys.executable} {ray}"
+    argv = [sys.executable, "-m", "infoppo_cli", "sweep", "norm", "--values", "batch,global"]
+    prompts = write_prompts(out.parent / "p.jsonl")
+    argv += ["--out", str(out), "--poll-interval", "0.1", "--data", str(prompts)]
+    argv += ["--launcher", "slurm", "--slurm-cluster", "local", "--slurm-gpus-per-node", "0", *extra]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    stdout, stderr = process.communicate(timeout=180)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_path: Path) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    out = tmp_path / "sweep"
+    result = finish(slurm_sweep(stand_in, out, "--eval-bench", "aime24"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    state = SweepState.load(out / STATE_FILE)
+    assert {run.status for run in state.runs} == {"done"}
+    job_ids = [phase.slurm_job_id for run in state.runs for phase in run.phases]
+    assert all(job_ids) and len(set(job_ids)) == 4  # train and eval of two runs: four jobs
+    assert all((out / SLURM_DIR / job_id).is_dir() for job_id in job_ids)  # submitit's own files
+    trains = [call for call in stand_in.calls() if call[0] == "train"]
+    assert len(trains) == 2 and all(call[-2:] == ["--address", "auto"] for call in trains)
+    ray_calls = [json.loads(line) for line in (tmp_path / "ray_stand_in.py.calls").read_text().splitlines()]
+    assert sorted(ray_calls) == [["start", "--head", "--port", "6379"]] * 2 + [["stop"]] * 2  # trains only
+    log = (out / "norm-batch-info-seed1" / "train.log").read_text()
+    assert "stand-in training norm-batch-info-seed1" in log and "SLURM job" in log
+    assert "--launcher slurm" in " ".join(state.command)
+
+
+def test_a_slurm_sweep_that_was_killed_re_attaches_to_its_jobs(tmp_path: Path) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    release = tmp_path / "release"
+    stand_in.configure(hold=str(release))
+    out = tmp_path / "sweep"
+    process = slurm_sweep(stand_in, out, "--max-parallel", "2")
+    pids = [out / name / "pid" for name in ("norm-batch-info-seed1", "norm-global-info-seed1")]
+    deadline = time.monotonic() + 120
+    while not all(pid.exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(pid.exists() for pid in pids), process.poll()
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    state = SweepState.load(out / STATE_FILE)
+    assert {run.status for run in state.runs} == {"running"}
+    assert all(run.phases[0].slurm_job_id for run in state.runs)
+
+    release.write_text("go")
+    result = finish(slurm_sweep(stand_in, out, "--max-parallel", "2"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (result.stdout + result.stderr).count("re-attached to") == 2
+    assert len([call for call in stand_in.calls() if call[0] == "train"]) == 2  # nothing submitted twice
+    assert {run.status for run in SweepState.load(out / STATE_FILE).runs} == {"done"}
+
+
+def test_slurm_dry_run_prints_what_would_be_submitted(tmp_path: Path) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    out = tmp_path / "sweep"
+    extra = ["--dry-run", "--slurm-partition", "gpu", "--slurm-time", "12:00:00", "--slurm-nodes", "2"]
+    result = finish(slurm_sweep(stand_in, out, *extra))
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "as SLURM jobs (partition gpu, time 12:00:00, 2 node(s) x 0 GPU(s)), at most 2 at once" in text
+    assert text.count("--address auto") == 2 and not out.exists()
+
+
+class FakeJobEnvironment:
+    """What submitit tells the job body on each node of a two-node allocation."""
+
+    def __init__(self, rank: int) -> None:
+        self.hostnames = ["gpu-node-0", "gpu-node-1"]
+        self.global_rank = rank
+        self.num_nodes = 2
+
+
+RAY_STATUS_STAND_IN = (
+    RAY_STAND_IN
+    + """
+if sys.argv[1:] == ["status"]:
+    print("Active:\\n 1 node_aaaa\\n 1 node_bbbb")
+"""
+)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_two_node_job_forms_one_ray_cluster_and_runs_train_on_the_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rank: int
+) -> None:
+    import submitit
+
+    from infoppo_cli.sweep.slurm import run_phase_in_job
+
+    ray = tmp_path / "ray.py"
+    ray.write_text(RAY_STATUS_STAND_IN)
+    monkeypatch.setenv(RAY_ENV, f"{sys.executable} {ray}")
+    monkeypatch.setattr(submitit, "JobEnvironment", lambda: FakeJobEnvironment(rank))
+    log = tmp_path / "train.log"
+    command = [sys.executable, "-c", "import os; print('RAY_ADDRESS=' + os.environ['RAY_ADDRESS'])"]
+    assert run_phase_in_job(command, str(log), start_ray=True) == 0
+    calls = [json.loads(line) for line in Path(f"{ray}.calls").read_text().splitlines()]
+    if rank == 0:
+        assert calls == [["start", "--head", "--port", "6379"], ["status"], ["stop"]]
+        assert "RAY_ADDRESS=gpu-node-0:6379" in log.read_text()
+    else:
+        assert calls == [["start", "--address", "gpu-node-0:6379", "--block"]] and not log.exists()
+
+
+def test_a_local_sweep_will_not_restart_a_run_that_is_a_slurm_job(tmp_path: Path) -> None:
+    from infoppo_cli.sweep.grid import build_plan
+    from infoppo_cli.sweep.local import LocalLauncher
+    from infoppo_cli.sweep.runner import run_sweep
+    from infoppo_cli.sweep.state import open_sweep
+
+    stand_in = StandIn(tmp_path / "bin")
+    plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sweep", values=["batch"])
+    state, _ = open_sweep(plan, command=[], settings={})
+    run = state.runs[0]
+    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.record_handle(run.phases[0], slurm_job_id="4242")
+    with pytest.raises(UsageError, match="SLURM job 4242 .* re-run with --launcher slurm .*scancel 4242"):
+        run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)
+    assert stand_in.calls() == [] and SweepState.load(state.path).runs[0].status == "running"
