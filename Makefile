@@ -19,5 +19,5 @@ test: lint
 
 bench: install
 	$(PY) benchmarks/bench_core.py
-	@for b in benchmarks/bench_data.py benchmarks/bench_grading.py benchmarks/bench_inspect.py; do \
+	@for b in benchmarks/bench_data.py benchmarks/bench_grading.py benchmarks/bench_inspect.py benchmarks/bench_eval.py; do \
 		[ ! -f $$b ] || $(PY) $$b; done

@@ -20,6 +20,8 @@ from typing import Literal
 
 import torch
 
+Tensor = torch.Tensor
+
 NormMode = Literal["global", "batch", "sentence"]
 NORM_MODES: tuple[str, ...] = ("global", "batch", "sentence")
 
@@ -237,13 +239,8 @@ def info_time_gae(
 
 
 def info_time_gae_loop(
-    rewards: torch.Tensor,
-    values: torch.Tensor,
-    rho: torch.Tensor,
-    mask: torch.Tensor,
-    gamma: float,
-    lambd: float,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    rewards: Tensor, values: Tensor, rho: Tensor, mask: Tensor, gamma: float, lambd: float
+) -> tuple[Tensor, Tensor]:
     """Reference implementation of :func:`info_time_gae` as a per-token reverse loop.
 
     Same maths and conventions, written the way OpenRLHF writes GAE; used by tests and benchmarks.

@@ -30,9 +30,9 @@ def _parameter_cell(column: str, value: float | str, passed: set[str | None]) ->
 def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
     """The grid as a table: one row per run with its arm, method, parameters, seed and status."""
     table = Table(title=f"{plan.kind} sweep, preset {plan.preset}: {len(plan.points)} runs")
-    table.add_column("run", style="bold", no_wrap=True)
-    table.add_column("arm")
-    table.add_column("method")
+    table.add_column("run", style="bold", overflow="fold")
+    table.add_column("arm", no_wrap=True)
+    table.add_column("method", no_wrap=True)
     columns = _parameter_columns(plan)
     for column in columns:
         table.add_column(column, justify="right")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny_model import build_tiny_model
 
 from infoppo_cli.eval.engines import (
     EnginePool,
@@ -23,11 +22,6 @@ from infoppo_cli.eval.settings import EvalSettings
 
 SAMPLING = SamplingSettings(temperature=1.0, max_tokens=6, seed=3)
 ROWS = [{"id": f"q{i}", "problem": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(4)]
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 def _requests(n_problems: int, samples: int) -> list[GenerationRequest]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from tiny_model import build_tiny_model
 
 from infoppo_cli.data.templates import render_prompt
 from infoppo_cli.errors import EnvironmentProblem, UsageError
@@ -21,11 +20,6 @@ from infoppo_cli.eval.generation import (
     trim_at_stop,
 )
 from infoppo_cli.eval.vllm_backend import VLLMBackend
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 @pytest.fixture(scope="module")

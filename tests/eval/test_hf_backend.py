@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tiny_model import build_tiny_model
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings
 from infoppo_cli.eval.hf_backend import HFBackend
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 from cli_process import run_infoppo
-from tiny_model import build_tiny_model
 
 from infoppo_cli.cli import main
 from infoppo_cli.errors import UsageError
@@ -26,11 +25,6 @@ BENCH_ROWS = [
     {"id": "p2", "problem": "What is $1/4 + 1/4$?", "answer": "$\\frac{1}{2}$"},
     {"id": "p3", "problem": "How many sides has a hexagon?", "answer": "6.0"},
 ]
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import sys
 import time
 
 import pytest
-from tiny_model import build_tiny_model
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.run import run_evaluation
@@ -19,11 +18,6 @@ from infoppo_cli.eval.sample_store import SAMPLES_FILE, SampleStore
 from infoppo_cli.eval.settings import IDENTITY_FIELDS, EvalSettings, check_compatible, default_out_dir
 
 ROWS = [{"id": f"q{i}", "problem": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(3)]
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 @pytest.fixture

@@ -6,17 +6,11 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from tiny_model import build_tiny_model
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import generation
 from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings, sample_seed
 from infoppo_cli.eval.vllm_backend import completion_from_vllm, vllm_engine_kwargs, vllm_sampling_params
-
-
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 def test_vllm_engine_kwargs():

@@ -90,7 +90,7 @@ def test_a_user_methods_file_extends_the_shipped_ones(tmp_path):
         ('[m]\nsummary = "x"\nextends = "ppo"\n[m.infotime]\nnorm = "row"\n', "unknown norm 'row'"),
         ('[m]\nsummary = "x"\nextends = "ppo"\n[m.infotime]\ntop_entropy_frac = 2\n', "top_frac must be"),
         ('[m]\nsummary = "x"\nextends = "ppo"\n[m.infotime]\nfrac = 2\n', "unknown infotime setting 'frac'"),
-        ('[ppo]\nsummary = "x"\nextends = "dapo"\n', "'ppo' in .* is already defined in presets/methods.toml"),
+        ('[ppo]\nsummary = "x"\nextends = "dapo"\n', "'ppo' in .* is already defined in presets/methods"),
         ('[m]\nsummary = "x"\nextends = "ppo"\n[m.openrlhf]\n"algo.advantage.estimator" = "rloo"\n', "drop"),
         ("[m\n", "is not valid TOML"),
     ],
