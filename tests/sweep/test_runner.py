@@ -82,6 +82,11 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
     assert "stand-in failure" in (out / "gamma-0.99-token-seed1" / "train.log").read_text()
     assert "1 run(s) failed" in first.stdout and "--retry-failed" in first.stdout
 
+    failing_again = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25", "--retry-failed")
+    assert failing_again.returncode == 1 and "1 run(s) failed" in failing_again.stdout
+    assert "--retry-failed" not in failing_again.stdout  # no advice to do what was just done
+    calls = stand_in.calls()
+
     stand_in.configure()  # the cause of the failure is fixed
     again = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25")
     assert again.returncode == 1
@@ -97,7 +102,7 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
     assert set(statuses(out).values()) == {"done"}
     state = SweepState.load(out / STATE_FILE)
     run = state.run("gamma-0.99-token-seed1")
-    assert run.attempts == 2 and run.duration_s is not None and run.phase("train").exit_code == 0
+    assert run.attempts == 3 and run.duration_s is not None and run.phase("train").exit_code == 0
     assert run.phase("train").launched == [*run.phase("train").command, "--resume"]
     assert state.settings["eval_bench"] == ["aime24", "aime25"]
 
