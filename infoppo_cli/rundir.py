@@ -174,12 +174,6 @@ def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return read_metrics_log(path).records
 
 
-def read_metrics_counting(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], int]:
-    """:func:`read_metrics`, plus how many non-blank lines were malformed and skipped."""
-    log = read_metrics_log(path)
-    return log.records, len(log.malformed_lines)
-
-
 # --------------------------------------------------------------------------- model card
 
 

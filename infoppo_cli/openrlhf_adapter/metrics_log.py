@@ -121,7 +121,3 @@ class TrainMetricsLog:
             handle.write(json.dumps(record) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-
-
-# The reader, with the schema, lives with the run directory's layout; re-exported for the adapter's tests.
-from infoppo_cli.rundir import read_metrics, read_metrics_counting  # noqa: E402, F401

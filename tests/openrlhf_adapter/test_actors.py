@@ -9,8 +9,8 @@ import pytest
 import torch
 from openrlhf_fixtures import openrlhf_args, rollout_experiences, stand_in_for_model_loading
 
-from infoppo_cli.openrlhf_adapter.metrics_log import read_metrics
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+from infoppo_cli.rundir import read_metrics
 
 
 def test_policy_actor_patches_are_active_in_the_worker(local_ray):

@@ -20,7 +20,7 @@ from cpu_training import (
 )
 from tiny_model import build_tiny_model
 
-from infoppo_cli.openrlhf_adapter.metrics_log import read_metrics
+from infoppo_cli.rundir import read_metrics
 
 PROBLEMS = {"What is 2 + 3?": "5", "What is 4 + 4?": "8", "What is 7 - 1?": "6"}  # + HOPELESS: 2 steps of 2
 HOPELESS = "What is the 10th prime?"  # the stand-in never answers it: DAPO's filter drops its group

@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, read_metrics, step_record
+from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, step_record
+from infoppo_cli.rundir import read_metrics
 
 
 def test_step_record_maps_openrlhf_keys():
