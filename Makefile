@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install install-gpu lint test bench
+.PHONY: install install-gpu lint test test-fast bench
 
 install:
 	scripts/install.sh
@@ -15,9 +15,14 @@ lint: install
 	$(PY) -m ruff format --check .
 
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25
+
+# For iterating: the tests not marked slow (no Ray, no child processes, no browser), without install or lint.
+test-fast:
+	$(PY) -m pytest -m "not slow"
+
+# Every benchmark script; bench_learning.py trains 9 tiny runs on the CPU (about 20 minutes on 2 cores).
+BENCHES := core data grading grading_degenerate inspect eval tasks offline learning
 
 bench: install
-	$(PY) benchmarks/bench_core.py
-	@for b in benchmarks/bench_data.py benchmarks/bench_grading.py benchmarks/bench_inspect.py benchmarks/bench_eval.py; do \
-		[ ! -f $$b ] || $(PY) $$b; done
+	@for b in $(BENCHES); do echo "== benchmarks/bench_$$b.py"; $(PY) benchmarks/bench_$$b.py || exit 1; done

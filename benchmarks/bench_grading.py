@@ -4,8 +4,8 @@ A full `infoppo eval --bench all --samples 16` grades 16 × (40 + 30 + 30 + 30 +
 This script builds that many synthetic responses with a realistic mix (long chains of thought ending in
 `\\boxed{}` or DAPO's `Answer:` line, right and wrong answers, fractions against decimals, units and
 degrees, truncated responses without an answer, and a few pathological answers that make math-verify
-run until its timeout), grades them with `grade_many` using 1 and then 2 worker processes (pebble's
-ProcessPool), and prints both times, responses/s and the speed-up. Targets: ≤ 10 s with 2 workers and a
+run until its timeout), grades them with `grade_many` using 1 and then 2 worker processes
+(GradingPool), and prints both times, responses/s and the speed-up. Targets: ≤ 10 s with 2 workers and a
 speed-up ≥ 1.7×.
 
     .venv/bin/python benchmarks/bench_grading.py

@@ -1,11 +1,10 @@
-"""Files: the check every writing command makes of its output before any work, atomic writes (a reader
-sees the old file or the new one, never a half-written one), JSONL reading with the line number of every
-record, and the timestamp format of everything infoppo writes."""
+"""Files: the check every writing command makes of its output before any work, and atomic writes (a
+reader sees the old file or the new one, never a half-written one). Reading JSONL and the timestamp
+format live with the records (:mod:`infoppo_cli.records`)."""
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import os
 import re
@@ -13,7 +12,6 @@ import socket
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -224,37 +222,3 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def utc_timestamp() -> str:
-    """Now, in UTC, as ISO 8601 to the second (``2026-11-23T06:05:16+00:00``): every manifest and state
-    file uses this one format."""
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True)
-class JsonlLine:
-    """One non-blank line of a JSONL file: its 1-based ``number`` and either a JSON object ``record``
-    or the reason it is not one (``error``)."""
-
-    number: int
-    record: dict[str, Any] | None
-    error: str | None = None
-
-
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[JsonlLine]:
-    """Every non-blank line of ``path``, parsed; a malformed line is yielded with its ``error``, so each
-    caller applies its own policy (stop, skip and count, or report the line number)."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                yield JsonlLine(number, None, f"not valid JSON ({exc.__class__.__name__})")
-                continue
-            if isinstance(value, dict):
-                yield JsonlLine(number, value)
-            else:
-                yield JsonlLine(number, None, f"a JSON {type(value).__name__}, not an object")

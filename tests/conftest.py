@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,12 @@ TESTS_DIR = Path(__file__).resolve().parent
 SUPPORT_DIR = TESTS_DIR / "support"
 sys.path.insert(0, str(SUPPORT_DIR))
 
-import import_stand_ins  # noqa: E402
+# vLLM and flash-attn's CUDA kernels cannot be installed here; OpenRLHF imports them at module level.
+# The product's import stand-ins (what a --device cpu run installs) are registered before anything
+# imports OpenRLHF; a real vLLM always wins.
+from infoppo_cli.openrlhf_adapter.cpu import stand_ins  # noqa: E402
 
-import_stand_ins.install()
+stand_ins.install()
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -51,8 +55,68 @@ def local_ray():
         log_to_driver=False,
         runtime_env={
             "env_vars": {"PYTHONPATH": python_path, "RAY_USAGE_STATS_ENABLED": "0"},
-            "worker_process_setup_hook": "import_stand_ins.install",
+            "worker_process_setup_hook": "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install",
         },
     )
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def task_cache(request):
+    """The default synthetic task (the tiny-cpu preset's) in the tests' own cache, which
+    ``INFOPPO_CACHE`` points this process and its children at.
+
+    The cache outlives the session (in pytest's cache directory, or a directory of this user's under
+    the system's temporary one under ``-p no:cacheprovider``), so the build (about two minutes of CPU)
+    happens once per recipe, not once per session; ``ensure_task`` rebuilds a copy that does not
+    verify, and locks out a second session building the same task at the same time."""
+    from infoppo_cli.tasks import ensure_task
+
+    pytest_cache = getattr(request.config, "cache", None)
+    if pytest_cache is not None:
+        root = pytest_cache.mkdir("infoppo-cache")
+    else:
+        root = Path(tempfile.gettempdir()) / f"infoppo-test-cache-{os.getuid()}"
+    saved = os.environ.get("INFOPPO_CACHE")
+    os.environ["INFOPPO_CACHE"] = str(root)
+    yield ensure_task()
+    if saved is None:
+        os.environ.pop("INFOPPO_CACHE", None)
+    else:
+        os.environ["INFOPPO_CACHE"] = saved
+
+
+@pytest.fixture(scope="session")
+def _session_grading_workers():
+    """Hands out one set of two warm grading workers for the whole session; see
+    ``shared_grading_workers``."""
+    from infoppo_cli.grading.workers import Workers
+
+    class KeptWorkers(Workers):
+        def close(self) -> None:  # a GradingPool closing: the session keeps them running
+            pass
+
+        def close_for_good(self) -> None:
+            super().close()
+
+    made: list[KeptWorkers] = []
+
+    def workers_for(count, context, initializer=None):
+        if not made or not made[-1].alive:
+            made.append(KeptWorkers(2, context, initializer))
+        return made[-1]
+
+    yield workers_for
+    for workers in made:
+        workers.close_for_good()
+
+
+@pytest.fixture
+def shared_grading_workers(monkeypatch, _session_grading_workers):
+    """Every grading pool the test starts in this process (``infoppo eval``, ``inspect``, ``grade``
+    run in-process) grades on the same two worker processes, started once per session, instead of
+    starting its own (about a second each). Deadlines stay each pool's own: they go with each task."""
+    from infoppo_cli.grading import pool
+
+    monkeypatch.setattr(pool, "Workers", _session_grading_workers)

@@ -27,28 +27,6 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
 
 
-def test_iter_jsonl_numbers_lines_and_names_bad_ones(tmp_path):
-    from infoppo_cli.atomic import iter_jsonl
-
-    path = tmp_path / "rows.jsonl"
-    path.write_bytes(b'{"a": 1}\n\n[1, 2]\n{broken\n\xff\xfe\n{"b": 2}\n')
-    lines = list(iter_jsonl(path))
-    assert [line.number for line in lines] == [1, 3, 4, 5, 6]
-    assert lines[0].record == {"a": 1} and lines[-1].record == {"b": 2}
-    assert [line.record for line in lines[1:4]] == [None, None, None]
-    assert "list" in lines[1].error and "JSON" in lines[2].error
-
-
-def test_utc_timestamp_is_iso_to_the_second():
-    import datetime
-
-    from infoppo_cli.atomic import utc_timestamp
-
-    stamp = utc_timestamp()
-    parsed = datetime.datetime.fromisoformat(stamp)
-    assert parsed.tzinfo is not None and parsed.microsecond == 0
-
-
 def test_new_files_get_the_umask_permissions_and_existing_files_keep_theirs(tmp_path):
     import os
     import stat

@@ -130,7 +130,7 @@ def test_input_dtypes(dtype):
     assert torch.allclose(adv.double(), ref_adv, atol=1e-5)
 
 
-@pytest.mark.parametrize("length", [8192, 32768])
+@pytest.mark.parametrize("length", [8192, pytest.param(32768, marks=pytest.mark.slow)])
 def test_long_sequences_are_exact_in_float32(length):
     rewards, values, rho, mask = random_batch(2, length, seed=7)
     rewards = rewards * 0.01  # realistic scale: the sum of random deltas stays O(1) over the sequence
@@ -220,7 +220,7 @@ def test_chunked_entropy_equals_naive(dtype, chunk_size):
 
 @pytest.mark.parametrize(("scale", "shift"), [(1.0, 0.0), (5.0, 30.0), (20.0, -50.0)])
 def test_float32_entropy_is_within_1e5_of_float64_at_qwen_vocabulary(scale, shift):
-    """Issue 12 section 5: centred like logsumexp, <= 1e-5 nats at V = 151,936 (uncentred: ~1e-3)."""
+    """Centred like logsumexp, the entropy is within 1e-5 nats at V = 151,936 (uncentred: ~1e-3)."""
     generator = torch.Generator().manual_seed(int(scale))
     logits = torch.randn(1, 8, 151_936, generator=generator) * scale + shift
     error = (token_entropy(logits).double() - naive_entropy(logits.double())).abs().max()
@@ -398,6 +398,41 @@ def test_high_entropy_mask_properties(batch, width, frac, seed):
     assert not keep[mask == 0].any()
     if keep.any() and (~keep & mask.bool()).any():
         assert entropy[keep].min() >= entropy[~keep & mask.bool()].max()
+
+
+def _fork_top_mask(entropy: torch.Tensor, mask: torch.Tensor, ratio: float) -> torch.Tensor:
+    """What the 80/20 fork's ``get_global_entropy_top_mask`` intends, written out: over every valid
+    token of the micro-batch, k = int(N * ratio + 0.9999) highest entropies, as a boolean mask."""
+    valid = mask.bool().flatten()
+    k = int(int(valid.sum()) * ratio + 0.9999)
+    order = sorted(range(valid.numel()), key=lambda i: -float(entropy.flatten()[i]))
+    chosen = [i for i in order if valid[i]][:k]
+    keep = torch.zeros(valid.numel(), dtype=torch.bool)
+    keep[chosen] = True
+    return keep.view_as(mask)
+
+
+def test_the_mask_pools_every_response_of_a_gathered_micro_batch():
+    """DAPO/DAPO-FT's micro-batch gathers many responses (ring attention over 8 GPUs, like the fork's
+    sequence parallelism): the top 20% is taken over all of their tokens, not per response."""
+    confident, uncertain = torch.full((3, 10), 0.5), torch.full((1, 10), 4.0)
+    entropy = torch.cat([confident, uncertain]) + torch.linspace(0, 0.1, 10)
+    mask = torch.ones(4, 10)
+    mask[0, 7:] = 0  # a shorter response
+    keep = high_entropy_mask(entropy, mask, 0.2)  # 37 valid tokens -> k = ceil(7.4) = 8
+    assert int(keep.sum()) == 8 and keep[3].sum() == 8 and not keep[:3].any()
+    per_response = [int(high_entropy_mask(entropy[i : i + 1], mask[i : i + 1], 0.2).sum()) for i in range(4)]
+    assert per_response == [2, 2, 2, 2]  # a per-response top-20% would be another method
+
+
+@settings(max_examples=60, deadline=None)
+@given(responses=st.integers(1, 16), width=st.integers(1, 48), seed=st.integers(0, 9999))
+def test_the_mask_is_the_forks_over_a_micro_batch(responses, width, seed):
+    g = torch.Generator().manual_seed(seed)
+    entropy = torch.rand(responses, width, generator=g)  # distinct values: no ties to break
+    lengths = torch.randint(0, width + 1, (responses,), generator=g)
+    mask = (torch.arange(width)[None, :] < lengths[:, None]).float()
+    assert torch.equal(high_entropy_mask(entropy, mask, 0.2), _fork_top_mask(entropy, mask, 0.2))
 
 
 def test_hyperparameter_checks_give_one_line_messages():

@@ -1,5 +1,6 @@
-"""The package's shape, checked: imports only point down the layers, modules stay short, Rich stays in
-``cli/``, and no behaviour is chosen by comparing a method's name."""
+"""The package's shape, checked: imports only point down the layers, no package's modules import each
+other in a cycle, modules stay short, Rich stays in ``cli/``, and no behaviour is chosen by comparing a
+method's name."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ LAYERS = {
     "infoppo_cli": 0,  # the root package itself: only __version__
     "errors": 0,
     "atomic": 1,
+    "records": 1,
     "resources": 1,
     "infotime": 1,
+    "schema": 1,
     "rundir": 2,
     "grading": 3,
     "data": 4,
     "openrlhf_adapter": 5,
+    "tasks": 5,
     "eval": 6,
     "train": 7,
     "inspect": 8,
@@ -66,6 +70,99 @@ def test_imports_point_down_the_layers(path):
     own = unit_of(path)
     upward = {unit for unit in imported_units(path) if unit != own and LAYERS[unit] >= LAYERS[own]}
     assert not upward, f"{path.name} ({own}) imports {sorted(upward)}: same or higher layer"
+
+
+def module_name(path: Path) -> str:
+    parts = ("infoppo_cli", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULE_NAMES = {module_name(path): path for path in MODULES}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The modules of the package that ``path`` imports anywhere in it."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    return modules_imported_by(path.read_text(encoding="utf-8"), package) - {name}
+
+
+def modules_imported_by(source: str, package: str) -> set[str]:
+    """The package's modules that ``source`` (a module of ``package``) imports: at the top, inside
+    functions, under ``TYPE_CHECKING``; ``from a.b import c`` is ``a.b.c`` when that is a module, else
+    ``a.b``."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: ``from ..x import y`` counts packages up from ``package``
+                parents = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parents, *([base] if base else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            while name not in MODULE_NAMES and "." in name:
+                name = name.rsplit(".", 1)[0]
+            if name in MODULE_NAMES:
+                found.add(name)
+    return found
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per edge that closes one in a depth-first walk, each as its path (first module last
+    again); none for an acyclic graph."""
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if imported in path:
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in done:
+                walk(imported, path)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            walk(module, [])
+    return cycles
+
+
+PACKAGES = sorted({unit_of(path) for path in MODULES if path.parent != PACKAGE})
+
+
+@pytest.mark.parametrize("unit", PACKAGES)
+def test_no_import_cycle_inside_a_package(unit):
+    inside = {name for name, path in MODULE_NAMES.items() if unit_of(path) == unit}
+    graph = {name: imported_modules(MODULE_NAMES[name]) & inside for name in inside}
+    cycles = [" -> ".join(cycle) for cycle in import_cycles(graph)]
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_cycle_is_reported_with_its_path():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert import_cycles(graph) == [["a", "b", "c", "a"], ["e", "e"]]
+    assert import_cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_lazy_relative_and_type_checking_imports_are_edges():
+    source = (
+        "import json\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from infoppo_cli.eval.run import EvalRun\n"
+        "def f():\n    from infoppo_cli.eval import outputs\n    from . import text\n"
+        "    from ..grading import grade\n"
+    )
+    assert modules_imported_by(source, "infoppo_cli.eval") == {
+        "infoppo_cli.eval.run",
+        "infoppo_cli.eval.outputs",
+        "infoppo_cli.eval.text",
+        "infoppo_cli.grading",
+    }
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

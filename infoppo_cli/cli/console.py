@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from rich.cells import cell_len
@@ -29,7 +28,7 @@ def _words_width(text: Any) -> int:
 
 def _cell_widths(column: Any) -> tuple[int, int]:
     """(widest line, longest word) over a column's cells."""
-    lines = [line for cell in column._cells for line in str(cell).splitlines()]  # Rich keeps cells here
+    lines = [line for cell in column.cells for line in str(cell).splitlines()]
     return max(map(cell_len, lines), default=0), max(map(_words_width, lines), default=0)
 
 
@@ -65,8 +64,11 @@ def fit_table(table: Table, width: int) -> Table | Group:
 
 
 def _sub_table(table: Table, indices: list[int], first: bool) -> Table:
+    """The columns ``indices`` of ``table`` as a table of their own (each column's settings and cells,
+    each row's style and section end kept)."""
     title = table.title if first or table.title is None else f"{table.title} (continued)"
     part = Table(
+        *(table.columns[index].copy() for index in indices),  # a column's settings, without its cells
         title=title,
         box=table.box,
         show_header=table.show_header,
@@ -74,12 +76,9 @@ def _sub_table(table: Table, indices: list[int], first: bool) -> Table:
         header_style=table.header_style,
         title_style=table.title_style,
     )
-    for position, index in enumerate(indices):
-        column = copy.copy(table.columns[index])  # Rich keeps a column's cells on the column itself
-        column._cells = list(column._cells)
-        column._index = position
-        part.columns.append(column)
-    part.rows = list(table.rows)
+    cells = zip(*(table.columns[index].cells for index in indices), strict=True)
+    for row, values in zip(table.rows, cells, strict=True):
+        part.add_row(*values, style=row.style, end_section=row.end_section)
     return part
 
 
@@ -114,3 +113,28 @@ def progress_bar(transient: bool = False) -> Progress:
         console=err_console,
         transient=transient,
     )
+
+
+class StageProgress:
+    """A ``progress(stage, done, total)`` callback that draws one Rich bar per stage, started on the
+    first call (nothing is drawn when the work it follows never happens, e.g. a cache hit)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._bar: Progress | None = None
+        self._tasks: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = progress_bar()
+            self._bar.start()
+        if stage not in self._tasks:
+            self._tasks[stage] = self._bar.add_task(f"{self.what}: {stage}", total=total)
+        self._bar.update(self._tasks[stage], completed=done, total=total)
+
+    def __enter__(self) -> StageProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -6,33 +6,17 @@ import sys
 from typing import NoReturn
 
 import typer
-
-# Typer vendors its own copy of Click (typer._click); its parser raises these, not the `click` package's.
-from typer._click import exceptions as click_errors
+from rich.markup import escape
 
 from infoppo_cli import __version__
 from infoppo_cli.cli import benches, data, grade, inspect, report, sweep, train
 from infoppo_cli.cli import eval as evaluate
 from infoppo_cli.cli.console import err_console
+from infoppo_cli.cli.help_style import HouseStyleGroup
 from infoppo_cli.errors import InfoppoError
 
-
-def _flags_show_no_type() -> None:
-    """Typer's help gives a boolean flag a ``<bool>`` type column, as if it took a value; a flag
-    (``--strict``, ``--help``) takes none, so its type column stays empty, as in Click's own help."""
-    from typer.core import TyperOption
-
-    shown_type = TyperOption.display_type_rich
-
-    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
-        return None if self.is_flag and self.metavar is None else shown_type(self, ctx)
-
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
-_flags_show_no_type()
-
 app = typer.Typer(
+    cls=HouseStyleGroup,
     name="infoppo",
     help="Information-Time PPO (InfoPPO) for LLM reasoning, on OpenRLHF's Ray PPO trainer.",
     no_args_is_help=True,
@@ -73,15 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     whether our code or Typer's own parsing found it (exit 2), never a traceback or a box."""
     try:
         code = app(args=argv, prog_name="infoppo", standalone_mode=False)
-    except click_errors.NoArgsIsHelpError as exc:
-        typer.echo(exc.ctx.get_help(), nl=False)
-        code = exc.exit_code  # Click's choice for a bare group: the help, and the exit code of a usage error
-    except click_errors.UsageError as exc:
-        _fail(f"{exc.format_message()}{_help_hint(exc.ctx)}", exc.exit_code)
-    except click_errors.ClickException as exc:
-        _fail(exc.format_message(), exc.exit_code)
     except InfoppoError as exc:
         _fail(str(exc), exc.exit_code)
+    except typer.TyperException as exc:  # Click's errors: Typer's Click derives them from this
+        code = _click_error(exc)
     except (KeyboardInterrupt, typer.Abort):
         code = 130
     if code == 130:  # Typer turns Ctrl-C inside a command into exit code 130
@@ -89,8 +68,18 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def _click_error(exc: typer.TyperException) -> int:
+    """A usage error (or another error of Click's) as our one line. A bare group (``infoppo data``) is
+    an error with nothing to say: its help, which Typer prints as the error is made, is the answer."""
+    exit_code = getattr(exc, "exit_code", 2)
+    if not exc.format_message().strip():
+        return exit_code
+    _fail(f"{exc.format_message()}{_help_hint(getattr(exc, 'ctx', None))}", exit_code)
+
+
 def _fail(message: str, exit_code: int) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {' '.join(message.split())}", highlight=False, soft_wrap=True)
+    text = escape(" ".join(message.split()))  # a message is plain text: "[openrlhf]" is no Rich markup
+    err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
     sys.exit(exit_code)
 
 

@@ -52,10 +52,11 @@ def eval_command(**options: Any) -> None:
     from infoppo_cli.cli.console import console
 
     if options.pop("list_benches"):
-        console.print(bench_table())
+        console.print(bench_table(options["benches_file"]))
         return
 
     from infoppo_cli.atomic import check_output_target
+    from infoppo_cli.eval.outdir import check_out_dir
     from infoppo_cli.eval.run import run_evaluation
     from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
@@ -65,8 +66,9 @@ def eval_command(**options: Any) -> None:
         if model is None and responses is None:
             raise UsageError("--model is required (or --responses FILE to grade existing responses)")
         out = default_out_dir(model, responses)
-    check_output_target(out, kind="dir", inputs=[options["data_file"], responses])
+    check_output_target(out, kind="dir", inputs=[options["data_file"], responses, options["benches_file"]])
     settings = resolve_settings(options, out, resume)
+    check_out_dir(out, settings)
     show_library_messages()
     with _progress() as progress:
         metrics = run_evaluation(settings, out, progress)
@@ -115,23 +117,34 @@ class _progress:
         self.bar.__exit__(*exc)
 
 
-def bench_table() -> Any:
+def bench_table(benches_file: str | None = None) -> Any:
     """The benchmark registry as a Rich table (``infoppo benches`` and ``infoppo eval --list-benches``)."""
     from rich.table import Table
 
-    from infoppo_cli.eval.benchmarks import load_registry
+    from infoppo_cli.eval.benchmarks import DEFAULT_BENCHES, load_registry
 
-    table = Table(title="Benchmarks (evaluation/benchmarks.toml)", show_lines=False)
+    title = "Benchmarks (evaluation/benchmarks.toml" + (f" and {benches_file})" if benches_file else ")")
+    table = Table(title=title, show_lines=False, caption=LOCAL_FILES_NOTE, caption_justify="left")
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("problems", justify="right")
     table.add_column("Hugging Face source", overflow="fold")
     table.add_column("split")
     table.add_column("answers")
     table.add_column("licence")
-    for spec in load_registry().values():
+    for spec in load_registry(benches_file).values():
         source = spec.hf_id + (f" [{', '.join(spec.configs)}]" if spec.configs else "")
-        table.add_row(spec.name, str(spec.size), source, spec.split, spec.answer_format, spec.license)
+        name = spec.name + ("" if spec.name in DEFAULT_BENCHES else " *")
+        table.add_row(name, str(spec.size), source, spec.split, spec.answer_format, spec.license)
     return table
+
+
+LOCAL_FILES_NOTE = (
+    "* not in the default selection (ask for it by name, or --bench all).\n"
+    "A local copy: --bench aime24=aime24.jsonl reads the file instead of the Hub (jsonl, parquet, csv or "
+    "json; columns problem/question, answer, id found by name). A benchmark of your own: "
+    "--bench mine=problems.jsonl, or \\[mine] tables in a TOML file of this registry's format passed as "
+    "--benches-file FILE.toml. Both work for eval --bench and train --eval-bench, several in one call."
+)
 
 
 def _fmt(value: Any, digits: int = 1) -> str:

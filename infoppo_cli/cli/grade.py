@@ -6,57 +6,93 @@ rendering is here.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
+from infoppo_cli.cli.options import given_fields, settings_options, with_parameters
 from infoppo_cli.errors import UsageError
+from infoppo_cli.schema import option
 
 _RULES = {"box": "last \\boxed{}", "line": "last Answer: line", "phrase": '"final answer is"'}
 
 
-def grade_command(
-    response: str | None = typer.Argument(
-        None, help="The response to grade ('-' reads it from standard input); use with --gold."
-    ),
-    gold: str | None = typer.Option(None, "--gold", help="The gold answer to grade RESPONSE against."),
-    file: Path | None = typer.Option(
-        None, "--file", help="Re-grade a samples.jsonl (lines with response and gold) instead."
-    ),
-    only: str | None = typer.Option(
+@dataclass(frozen=True)
+class GradeOptions:
+    """What ``infoppo grade`` is asked: one RESPONSE against ``--gold``, or a ``--file`` re-graded."""
+
+    response: str | None = None
+    """The RESPONSE argument ('-': standard input)."""
+    gold: str | None = option(None, "The gold answer to grade RESPONSE against.", default_text="")
+    file: Path | None = option(
+        None, "Re-grade a samples.jsonl (lines with response and gold) instead.", default_text=""
+    )
+    only: str | None = option(
         None,
-        "--only",
-        help="With --file, show only these cases: wrong, correct, changed, no_answer, timeout, error.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts instead of tables."),
-    workers: int | None = typer.Option(
-        None, "--workers", min=1, help="Grading processes (default: one per core)."
-    ),
-) -> None:
-    """Show how a response is graded: the answer span found, how gold and answer were read, the verdict."""
-    if file is not None:
-        if response is not None or gold is not None:
-            raise UsageError("give either --file or a RESPONSE with --gold, not both")
-        _grade_file(file, only, as_json, workers)
+        "With --file, show only these cases: wrong, correct, changed, no_answer, timeout, error.",
+        default_text="every case",
+    )
+    as_json: bool = option(False, "Print JSON for scripts instead of tables.", "--json")
+    workers: int | None = option(None, "Grading processes.", default_text="one per core")
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {self.workers}")
+        if self.file is not None:
+            if self.response is not None or self.gold is not None:
+                raise UsageError("give either --file or a RESPONSE with --gold, not both")
+            return
+        if self.response is None or self.gold is None:
+            raise UsageError("give a RESPONSE and its --gold answer, or --file samples.jsonl")
+        if self.only is not None:
+            raise UsageError("--only applies to --file")
+        if not self.gold.strip():
+            raise UsageError("--gold is empty; give the gold answer to grade against")
+
+
+ResponseArgument = Annotated[
+    str | None,
+    typer.Argument(help="The response to grade ('-' reads it from standard input); use with --gold."),
+]
+
+
+@with_parameters(
+    [
+        inspect.Parameter(
+            "response", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=ResponseArgument
+        ),
+        *settings_options(GradeOptions),
+    ]
+)
+def grade_command(**options: Any) -> None:
+    """Show how a response is graded: the answer span found, how gold and answer were read, the verdict.
+
+    Exit status, like cmp: 0 if the response is correct, 1 if not (wrong, no answer), 2 for bad input.
+
+    With --file: 0 once every sample is graded.
+    """
+    asked = GradeOptions(**given_fields(options, GradeOptions))
+    if asked.file is not None:
+        _grade_file(asked.file, asked.only, asked.as_json, asked.workers)
         return
-    if response is None or gold is None:
-        raise UsageError("give a RESPONSE and its --gold answer, or --file samples.jsonl")
-    if only is not None:
-        raise UsageError("--only applies to --file")
-    _grade_one(sys.stdin.read() if response == "-" else response, gold, as_json)
+    response = sys.stdin.read() if asked.response == "-" else str(asked.response)
+    if not _grade_one(response, str(asked.gold), asked.as_json):
+        raise typer.Exit(1)
 
 
-def _grade_one(response: str, gold: str, as_json: bool) -> None:
+def _grade_one(response: str, gold: str, as_json: bool) -> bool:
+    """Print how ``response`` is graded against ``gold``; returns whether it is correct."""
     from infoppo_cli.grading import explain
 
     verdict, reading = explain(response, gold)
     if as_json:
         typer.echo(json.dumps({"verdict": asdict(verdict), "reading": asdict(reading)}, ensure_ascii=False))
-        return
+        return verdict.correct
     from rich.table import Table
 
     from infoppo_cli.cli.console import console
@@ -73,6 +109,7 @@ def _grade_one(response: str, gold: str, as_json: bool) -> None:
     table.add_row("", f"math-verify reads {_plain(reading.prediction_parsed)}")
     table.add_row("verdict", _verdict_text(verdict.correct, verdict.reason))
     console.print(table)
+    return verdict.correct
 
 
 def _grade_file(path: Path, only: str | None, as_json: bool, workers: int | None) -> None:

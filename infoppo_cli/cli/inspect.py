@@ -7,73 +7,52 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
-_DEFAULT = "default: the infoppo method's value in methods.toml"
+from infoppo_cli.cli.options import given_fields, option_parameter, settings_options, with_parameters
+from infoppo_cli.inspect.settings import ClockSettings, InspectSettings
+
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Output directory (default: inspect-<file stem> beside the responses file).",
+        show_default=False,
+    ),
+]
 
 
-def _given(flag: str, help_text: str) -> Any:
-    """An option without a shown default (``None`` when not given)."""
-    return typer.Option(flag, help=help_text, show_default=False)
-
-
-def inspect_command(
-    model: Annotated[str, _given("--model", "Model directory or Hugging Face id.")],
-    responses: Annotated[
-        Path,
-        _given(
-            "--responses", "An `infoppo eval` samples.jsonl, or any JSONL with prompt and response (and id)."
-        ),
-    ],
-    compare: Annotated[
-        str | None, _given("--compare", "A second model (same tokenizer): its clock and per-token drift.")
-    ] = None,
-    template: Annotated[
-        str | None,
-        _given("--template", "Prompt template: dapo, boxed or raw (default: the eval run's, else dapo)."),
-    ] = None,
-    norm: Annotated[
-        str | None,
-        _given("--norm", f"rho normalisation: batch (over the file), global or sentence ({_DEFAULT})."),
-    ] = None,
-    gamma: Annotated[float | None, _given("--gamma", f"Discount gamma ({_DEFAULT}).")] = None,
-    eps_low_info: Annotated[
-        float | None, _given("--eps-low-info", f"Adaptive clip epsilon_low ({_DEFAULT}).")
-    ] = None,
-    eps_high_info: Annotated[
-        float | None, _given("--eps-high-info", f"Adaptive clip epsilon_high ({_DEFAULT}).")
-    ] = None,
-    min_count: Annotated[
-        int, typer.Option("--min-count", help="Figure 2: count tokens seen at least this often.")
-    ] = 100,
-    top: Annotated[int, typer.Option("--top", help="Figure 2: tokens listed at each end.")] = 100,
-    max_responses: Annotated[
-        int | None,
-        typer.Option("--max-responses", help="Inspect only the first N responses.", show_default=False),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Output directory (default: inspect-<file stem> beside the responses file).",
-            show_default=False,
-        ),
-    ] = None,
-) -> None:
+@with_parameters(
+    [
+        *settings_options(InspectSettings),
+        *settings_options(ClockSettings),
+        option_parameter("out", OutOption),
+    ]
+)
+def inspect_command(**options: Any) -> None:
     """See the information clock of a model on real responses: per-token entropy, rho, Gamma_info and clip
     bounds (tokens.parquet, index.html), the paper's Figure 2 tokens, and the drift against --compare."""
     from infoppo_cli.atomic import check_output_target
-    from infoppo_cli.inspect.clock import ClockSettings, method_defaults
+    from infoppo_cli.eval.outdir import refuse_inside_inputs
     from infoppo_cli.inspect.responses import eval_template
-    from infoppo_cli.inspect.run import InspectSettings, default_out_dir, run_inspect
+    from infoppo_cli.inspect.run import default_out_dir, run_inspect
+    from infoppo_cli.inspect.settings import method_clock
 
-    given = {"norm": norm, "gamma": gamma, "eps_low": eps_low_info, "eps_high": eps_high_info}
-    clock = ClockSettings(**{**method_defaults(), **{k: v for k, v in given.items() if v is not None}})
-    template = template or (eval_template(responses) if responses.is_file() else None) or "dapo"
-    settings = InspectSettings(model, str(responses), compare, template, clock, min_count, top, max_responses)
+    out = options.pop("out")
+    asked = given_fields(options, InspectSettings)
+    responses = Path(asked["responses"])
+    asked["responses"] = str(responses)
+    if "template" not in asked:
+        asked["template"] = (eval_template(responses) if responses.is_file() else None) or "dapo"
+    clock = method_clock(**given_fields(options, ClockSettings))
+    settings = InspectSettings(**asked, clock=clock)
     target = check_output_target(out or default_out_dir(responses), kind="dir", inputs=[responses])
+    refuse_inside_inputs(
+        target, [settings.model, settings.compare, responses], "--out" if out else "the output directory"
+    )
     with _ProgressBar() as progress:
-        summary = run_inspect(settings, target, progress)
+        summary = run_inspect(settings, target, progress, warn=_warn)
     print_summary(summary, target)
 
 
@@ -95,6 +74,12 @@ class _ProgressBar:
 
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(*exc)
+
+
+def _warn(message: str) -> None:
+    from infoppo_cli.cli.console import err_console
+
+    err_console.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def _num(value: Any, digits: int = 3) -> str:

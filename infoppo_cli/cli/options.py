@@ -1,14 +1,11 @@
-"""Command-line options declared once.
+"""Command-line options declared once, on the settings they set.
 
-Two kinds live here:
-
-* Options several commands share (``--seed``, ``--set``, ``--address``, ``--out``, ``--dry-run``,
-  ``--force``, ``--json``), as ``Annotated`` types: ``def cmd(seed: SeedOption = None)``.
-* :func:`settings_options`, which turns a settings dataclass whose fields were declared with their
-  command-line metadata (``infoppo_cli.eval.settings.option``: flags, help, default shown, identity)
-  into Typer options, so that the settings object, the ``--help`` text and the resume check come
-  from one declaration. Every such option defaults to ``None`` ("not given"), so the library can tell
-  a given value from a default (``--resume`` keeps saved values that were not given again).
+:func:`settings_options` turns a settings dataclass whose fields were declared with their command-line
+metadata (``infoppo_cli.schema.option``: flags, help, default shown, identity) into Typer options, so
+that the settings object, the ``--help`` text and the resume check come from one declaration. Every
+such option defaults to ``None`` ("not given"), so the library can tell a given value from a default
+(``--resume`` keeps saved values that were not given again; a sweep holds a value unless it is passed).
+:func:`given_fields` keeps those that were given.
 """
 
 from __future__ import annotations
@@ -17,44 +14,17 @@ import dataclasses
 import inspect
 import types
 import typing
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import typer
 
-SeedOption = Annotated[
-    int | None, typer.Option("--seed", help="Random seed of the run.", show_default=False, min=0)
-]
-SetOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        help="Override one OpenRLHF flag, KEY=VALUE with OpenRLHF's dotted name (repeatable).",
-        show_default=False,
-    ),
-]
-AddressOption = Annotated[
-    str | None,
-    typer.Option(
-        "--address",
-        help="Ray cluster address (e.g. ray://head:10001); default: an embedded local Ray.",
-        show_default=False,
-    ),
-]
-OutOption = Annotated[Path | None, typer.Option("--out", "-o", help="Output path.", show_default=False)]
-DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show what would run, and stop.")]
-ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+from infoppo_cli.schema import declaration
 
 
 def unset_option(*flags: str, help: str) -> Any:
     """An option whose default is ``None`` ("not given"; the help says what that means)."""
     return typer.Option(None, *flags, help=help, show_default=False)
-
-
-def _declaration(field: dataclasses.Field[Any]) -> dict[str, Any] | None:
-    return field.metadata.get("cli")
 
 
 def _without_none(annotation: Any) -> Any:
@@ -66,34 +36,48 @@ def _without_none(annotation: Any) -> Any:
     return annotation
 
 
-def _help(field: dataclasses.Field[Any], declaration: dict[str, Any]) -> str:
-    shown = declaration.get("default_text")
-    if shown is None and field.default is not dataclasses.MISSING and field.default is not None:
-        shown = str(field.default)
-    return declaration["help"] + (f" (default: {shown})" if shown else "")
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None
 
 
-def settings_options(settings_cls: type, exclude: Sequence[str] = ()) -> list[inspect.Parameter]:
-    """A keyword parameter with a Typer option for every declared field of ``settings_cls``."""
-    hints = typing.get_type_hints(settings_cls)
+def _help(field: dataclasses.Field[Any], cli: Mapping[str, Any]) -> str:
+    shown = cli.get("default_text")
+    default = _default(field)
+    if shown is None and default is not None and default is not False and default not in ([], ()):
+        shown = str(default)
+    return cli["help"] + (f" (default: {shown})" if shown else "")
+
+
+def settings_options(
+    settings_cls: type, exclude: Sequence[str] = (), prefix: str = ""
+) -> list[inspect.Parameter]:
+    """A keyword parameter with a Typer option for every declared field of ``settings_cls`` (named
+    ``prefix`` + the field's name: two classes with a field of one name can share a command)."""
+    hints = typing.get_type_hints(settings_cls, include_extras=True)
     parameters = []
     for field in dataclasses.fields(settings_cls):
-        declaration = _declaration(field)
-        if declaration is None or field.name in exclude:
+        cli = declaration(field)
+        if cli is None or field.name in exclude:
             continue
-        flags = declaration["flags"] or ("--" + field.name.replace("_", "-"),)
-        cli_type = declaration.get("cli_type") or _without_none(hints[field.name])
-        info = typer.Option(None, *flags, help=_help(field, declaration), show_default=False)
+        flags = cli["flags"] or ("--" + field.name.replace("_", "-"),)
+        cli_type = cli.get("cli_type") or _without_none(hints[field.name])
+        default = ... if cli.get("required") else None
+        info = typer.Option(default, *flags, help=_help(field, cli), show_default=False)
+        annotation = cli_type if cli.get("required") else cli_type | None
         parameters.append(
             inspect.Parameter(
-                field.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=cli_type | None
+                prefix + field.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
             )
         )
     return parameters
 
 
 def option_parameter(name: str, annotation: Any, default: Any = None) -> inspect.Parameter:
-    """A keyword parameter from one of the shared ``Annotated`` options above."""
+    """A keyword parameter from an ``Annotated[type, typer.Option(...)]`` of a command's own."""
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
@@ -109,7 +93,19 @@ def with_parameters(
     return decorate
 
 
-def given(options: dict[str, Any], settings_cls: type) -> dict[str, Any]:
-    """The subset of parsed ``options`` that are fields of ``settings_cls`` (``None``: not given)."""
+def given_fields(options: Mapping[str, Any], settings_cls: type, prefix: str = "") -> dict[str, Any]:
+    """The options of ``settings_cls``'s fields that were given (not ``None``), by field name (the
+    options' names are ``prefix`` + the field's, as :func:`settings_options` named them)."""
     names = {field.name for field in dataclasses.fields(settings_cls)}
-    return {name: value for name, value in options.items() if name in names}
+    chosen = {name.removeprefix(prefix): value for name, value in options.items() if name.startswith(prefix)}
+    return {name: value for name, value in chosen.items() if name in names and value is not None}
+
+
+def given_flag(settings_cls: type, name: str, value: Any) -> str:
+    """How an option given as ``value`` is written: ``--no-eval-before`` for a switch turned off,
+    else its first flag (for a message about it)."""
+    field = next(field for field in dataclasses.fields(settings_cls) if field.name == name)
+    on, _, off = ((declaration(field) or {}).get("flags") or ("--" + name.replace("_", "-"),))[0].partition(
+        "/"
+    )
+    return off if value is False and off else on

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from infoppo_cli.cli.benches import BenchesFileOption
 from infoppo_cli.cli.options import unset_option
 
 
@@ -25,6 +26,7 @@ def report_command(
         "--format",
         help="Figure formats, comma-separated among png (300 dpi), pdf, svg (default: png,pdf,svg).",
     ),
+    benches_file: BenchesFileOption = None,
 ) -> None:
     """Draw the paper's figures (accuracy over steps, length, entropy, rho, Gamma_info, clip bounds; final
     accuracy per grid point), print a table of final metrics and write it as CSV and Markdown, hparams.csv,
@@ -32,38 +34,60 @@ def report_command(
     from infoppo_cli.atomic import check_output_target
     from infoppo_cli.cli.console import console, err_console, progress_bar
     from infoppo_cli.report.core import make_report, parse_formats
+    from infoppo_cli.report.runs import check_dirs
 
     chosen = parse_formats(formats)
+    check_dirs(dirs)  # before the default --out, DIR/report, is checked
     target = out if out is not None else (dirs[0] / "report" if len(dirs) == 1 else Path("report"))
     check_output_target(target, kind="dir", inputs=dirs)
     with progress_bar(transient=True) as progress:
         task = progress.add_task("report", total=None)
         report = make_report(
-            dirs, target, chosen, on_step=lambda name: progress.update(task, description=name)
+            dirs,
+            target,
+            chosen,
+            on_step=lambda name: progress.update(task, description=name),
+            benches_file=benches_file,
         )
+    if report.mean_rows:
+        console.print(seed_mean_table(report.mean_columns, report.mean_rows))
     console.print(final_table(report.columns, report.rows))
     for note in report.notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    tables = [report.table_csv.name, report.table_md.name, report.hparams_csv.name]
+    if report.seed_mean_csv is not None:
+        tables.insert(2, report.seed_mean_csv.name)
     console.print(
         f"wrote {len(report.captions)} figure(s) as {', '.join(chosen)}, {report.report_md.name}, "
-        f"{report.table_csv.name}, {report.table_md.name} and {report.hparams_csv.name} to {report.out_dir}",
+        f"{', '.join(tables[:-1])} and {tables[-1]} to {report.out_dir}",
         highlight=False,
     )
 
 
-def final_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
-    """The final-metrics table for the terminal (run names never elided)."""
+_TEXT_COLUMNS = ("model", "method", "sweep", "value", "arm", "status", "accuracy_from")
+
+
+def final_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> Any:
+    """A report table for the terminal (run names never elided; NaN and marked values as in report.md)."""
     from rich.table import Table
+    from rich.text import Text
 
     from infoppo_cli.report.tables import TABLE_TITLE, cell_text
 
-    table = Table(title=TABLE_TITLE)
+    table = Table(title=title or TABLE_TITLE)
     widest_name = max((len(str(row[0])) for row in rows), default=3)
     for column in columns:
         if column == "run":
             table.add_column(column, min_width=widest_name, no_wrap=True)
         else:
-            table.add_column(column, justify="left" if column in ("sweep", "arm", "status") else "right")
+            table.add_column(column, justify="left" if column in _TEXT_COLUMNS else "right")
     for row in rows:
-        table.add_row(*(cell_text(value) for value in row))
+        table.add_row(*(Text(cell_text(value)) for value in row))  # text, never Rich markup
     return table
+
+
+def seed_mean_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+    """The final metrics averaged over seeds, one row per grid point (mean ± 95% CI, n seeds)."""
+    from infoppo_cli.report.seed_means import SEED_MEAN_TITLE
+
+    return final_table(columns, rows, SEED_MEAN_TITLE)

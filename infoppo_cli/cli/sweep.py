@@ -2,137 +2,115 @@
 
 from __future__ import annotations
 
-import dataclasses
+import inspect
 import os
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from infoppo_cli.cli.options import unset_option
+from infoppo_cli.cli.options import given_fields, option_parameter, settings_options, with_parameters
 from infoppo_cli.errors import UsageError
-from infoppo_cli.openrlhf_adapter.flags import secrets_in_argv
+from infoppo_cli.openrlhf_adapter.flags import redact_argv, secrets_in_argv
+from infoppo_cli.sweep.request import SweepRequest
+from infoppo_cli.sweep.slurm import SlurmSettings
 
 if TYPE_CHECKING:
     from infoppo_cli.sweep.grid import SweepPlan
     from infoppo_cli.sweep.launcher import Launcher
-    from infoppo_cli.sweep.slurm import SlurmSettings
-    from infoppo_cli.sweep.state import ResumeSummary
+    from infoppo_cli.sweep.state import ResumeSummary, SweepState
 
 CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
 """Options the sweep does not know are passed to every ``infoppo train`` run."""
 
+KindArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="KIND",
+        help="What to sweep: gamma, lambda, clip, norm, components (ablation arms) or methods "
+        "(InfoPPO against its baselines).",
+    ),
+]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run", help="Check every run's options, print the grid and every command; run nothing."
+    ),
+]
+PollIntervalOption = Annotated[float | None, typer.Option("--poll-interval", hidden=True)]
 
-class LauncherName(StrEnum):
-    local = "local"
-    ray = "ray"
-    slurm = "slurm"
 
-
-def sweep_command(
-    ctx: typer.Context,
-    kind: str = typer.Argument(
-        ..., metavar="KIND", help="What to sweep: gamma, lambda, clip, norm, or components (ablation arms)."
-    ),
-    preset: str = typer.Option("qwen3-4b", "--preset", help="Model preset of every run."),
-    values: list[str] = unset_option(
-        "--values",
-        help="Grid values, comma-separated (default: the paper's grid). gamma: 1.0,0.999; lambda: 0.99,0.95; "
-        "clip: EPS_LOW:EPS_HIGH pairs such as 5:10,10:20; norm: global,batch,sentence.",
-    ),
-    time: str = unset_option(
-        "--time",
-        help="Arms, comma-separated: info (InfoPPO) and/or token (PPO with the same gamma/lambda); for "
-        "components any of ppo, info-gae, info-clip, infoppo. (default: info,token for gamma and lambda; "
-        "info for clip and norm; all four for components)",
-    ),
-    seeds: int = typer.Option(1, "--seeds", help="Run seeds 1..N of every grid point."),
-    out: Path = unset_option("--out", help="Sweep directory (default: sweeps/KIND-PRESET)."),
-    launcher: LauncherName = unset_option(
-        "--launcher",
-        help="Where runs go: local (one after another), ray (Ray jobs at --address) or slurm (a SLURM job "
-        "per run via submitit). (default: ray with --address, else local)",
-    ),
-    address: str = unset_option(
-        "--address", help="Ray dashboard address (e.g. http://HEAD:8265): submit each run as a Ray job there."
-    ),
-    max_parallel: int = unset_option(
-        "--max-parallel", help="Ray or SLURM: at most N runs at once (default: 1 on Ray, every run on SLURM)."
-    ),
-    slurm_partition: str = unset_option(
-        "--slurm-partition", help="SLURM partition (default: the cluster's)."
-    ),
-    slurm_time: str = typer.Option("48:00:00", help="SLURM time limit per run, HH:MM:SS or D-HH:MM:SS."),
-    slurm_nodes: int = typer.Option(1, help="SLURM nodes per training run (one Ray cluster across them)."),
-    slurm_gpus_per_node: int = typer.Option(8, help="GPUs per SLURM node."),
-    slurm_account: str = unset_option("--slurm-account", help="SLURM account to charge."),
-    slurm_cluster: str = typer.Option(None, "--slurm-cluster", hidden=True),
-    eval_bench: str = unset_option(
-        "--eval-bench",
-        help="After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25.",
-    ),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Check every run's options, print the grid and every command; run nothing."
-    ),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Run the sweep's failed runs again."),
-    force_new_grid: bool = typer.Option(
-        False,
-        "--force-new-grid",
-        help="Run another grid in a sweep directory that holds one (adds its runs).",
-    ),
-    poll_interval: float = typer.Option(None, "--poll-interval", hidden=True),
-) -> None:
+@with_parameters(
+    [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("kind", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=KindArgument),
+        *settings_options(SweepRequest),
+        *settings_options(SlurmSettings, prefix="slurm_"),
+        option_parameter("dry_run", DryRunOption, False),
+        option_parameter("poll_interval", PollIntervalOption),
+    ]
+)
+def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     """Sweep one hyper-parameter over a grid of `infoppo train` runs (and evals), resumably.
 
     Each grid point runs `infoppo train` in OUT/RUN_NAME, then `infoppo eval` on RUN_NAME/final.
     `infoppo sweep components` runs ppo, info-gae, info-clip and infoppo at the same gamma, lambda and seeds.
+    `infoppo sweep methods` runs InfoPPO, PPO, DAPO and DAPO-FT, each with its recipe, for the same RL steps.
 
     OUT/sweep.json records every run; re-running the same command resumes the sweep.
 
-    Options not listed here (e.g. --data PATH, --set KEY=VALUE) are passed to every `infoppo train`.
+    Options not listed here (e.g. --steps N, --data PATH, --set KEY=VALUE) go to every `infoppo train`.
     """
     from infoppo_cli.atomic import check_output_target
     from infoppo_cli.cli.console import console, err_console
-    from infoppo_cli.cli.sweep_display import ProgressReporter, print_dry_run, summary_table
-    from infoppo_cli.sweep.grid import build_plan, parse_eval_benches
+    from infoppo_cli.cli.sweep_display import ProgressReporter, print_dry_run, print_seed_means, summary_table
+    from infoppo_cli.sweep.grid import build_plan, long_sweep_warning, parse_eval_benches
     from infoppo_cli.sweep.lock import sweep_lock
     from infoppo_cli.sweep.runner import run_sweep
-    from infoppo_cli.sweep.slurm import SlurmSettings, check_slurm_settings
+    from infoppo_cli.sweep.slurm import check_slurm_settings, require_slurm
     from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
-    chosen = launcher or (LauncherName.ray if address else LauncherName.local)
-    _check_launcher_options(chosen, address, max_parallel)
-    slurm = SlurmSettings(slurm_partition, slurm_time, slurm_nodes, slurm_gpus_per_node, slurm_account)
-    if chosen is LauncherName.slurm:
+    dry_run, poll_interval = options.pop("dry_run"), options.pop("poll_interval")
+    request = SweepRequest(**given_fields(options, SweepRequest))
+    slurm = SlurmSettings(**given_fields(options, SlurmSettings, prefix="slurm_"))
+    chosen = request.chosen_launcher
+    if chosen == "slurm":
         check_slurm_settings(slurm)
     plan = build_plan(
         kind,
-        preset=preset,
-        out_dir=out if out is not None else Path("sweeps") / f"{kind}-{preset}",
-        values=values,
-        time=time,
-        seeds=seeds,
-        eval_benches=parse_eval_benches(eval_bench),
+        preset=request.preset,
+        out_dir=request.out_dir(kind),
+        values=request.values,
+        time=request.time,
+        seeds=request.seeds,
+        eval_benches=parse_eval_benches(request.eval_bench),
         extra_train_args=list(ctx.args),
+        train_options=train_options(redact_argv(list(ctx.args))),
     )
     os.environ.update(secrets_in_argv(list(ctx.args)))  # runs inherit it; commands show <redacted>
     check_output_target(plan.out_dir, kind="dir")
-    check_train_commands(plan)
-    parallel = max_parallel or (len(plan.points) if chosen is LauncherName.slurm else 1)
-    where = {
-        LauncherName.local: "locally, one after another",
-        LauncherName.ray: f"as Ray jobs on {address}, at most {parallel} at once",
-        LauncherName.slurm: f"as SLURM jobs ({slurm.describe()}), at most {parallel} at once",
-    }[chosen]
     state_path = plan.out_dir / STATE_FILE
+    existing = SweepState.load(state_path) if state_path.exists() else None  # a bad file stops us here
+    parallel = request.parallel(len(plan.points))
+    cost = long_sweep_warning(plan, parallel)
+    if cost:
+        err_console.print(f"[yellow]warning:[/] {cost}", highlight=False, soft_wrap=True)
+    missing_data = check_train_requests(plan, strict_data=not dry_run)
+    where = {
+        "local": "locally, one after another",
+        "ray": f"as Ray jobs on {request.address}, at most {parallel} at once",
+        "slurm": f"as SLURM jobs ({slurm.describe()}), at most {parallel} at once",
+    }[chosen]
     if dry_run:
-        existing = SweepState.load(state_path) if state_path.exists() else None
-        print_dry_run(plan, existing, where, in_ray_job=chosen is not LauncherName.local)
+        print_dry_run(plan, existing, where, in_ray_job=chosen != "local")
+        for note in _dry_run_notes(chosen, missing_data, existing):
+            console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
         return
+    if chosen == "slurm":
+        require_slurm()  # before the sweep directory is made: nothing starts where SLURM is absent
 
-    launcher_args = _launcher_args(chosen, address, parallel, slurm)
-    settings = {**plan.settings(), "launcher": chosen.value, "address": address, "max_parallel": parallel}
+    launcher_args = _launcher_args(chosen, request.address, parallel, slurm)
+    settings = {**plan.settings(), "launcher": chosen, "address": request.address, "max_parallel": parallel}
     with sweep_lock(plan.out_dir) as takeover:
         if takeover:
             err_console.print(f"[yellow]note:[/] {takeover}", highlight=False, soft_wrap=True)
@@ -140,12 +118,12 @@ def sweep_command(
             plan,
             command=plan.sweep_command(launcher_args),
             settings=settings,
-            retry_failed=retry_failed,
-            force_new_grid=force_new_grid,
+            retry_failed=request.retry_failed,
+            force_new_grid=request.force_new_grid,
         )
         if not resumed.created:
             console.print(_resume_line(resumed), highlight=False)
-        runner = _make_launcher(chosen, plan, state.sweep_id, address, slurm, slurm_cluster)
+        runner = _make_launcher(chosen, plan, state.sweep_id, request.address, slurm)
         names = [point.name for point in plan.points]
         try:
             outcome = run_sweep(
@@ -165,36 +143,22 @@ def sweep_command(
                 )
             raise
         console.print(summary_table(state, names))
+        print_seed_means(plan.out_dir)
         console.print(f"sweep state: {state.path}", highlight=False)
     failed = [name for name in names if state.run(name).status == "failed"]
     if outcome.aborted:
         raise UsageError(f"{outcome.aborted}; fix the options and re-run with --retry-failed")
     if failed:
-        hint = "" if retry_failed else " (re-run with --retry-failed to run them again)"
+        hint = "" if request.retry_failed else " (re-run with --retry-failed to run them again)"
         console.print(f"[red]{len(failed)} run(s) failed[/]{hint}", highlight=False)
         raise typer.Exit(1)
 
 
-def _check_launcher_options(chosen: LauncherName, address: str | None, max_parallel: int | None) -> None:
-    if max_parallel is not None and max_parallel < 1:
-        raise UsageError(f"--max-parallel must be >= 1, got {max_parallel}")
-    if chosen is LauncherName.ray and not address:
-        raise UsageError("--launcher ray needs --address (the Ray dashboard, e.g. http://HEAD:8265)")
-    if chosen is not LauncherName.ray and address:
-        raise UsageError(f"--address is for --launcher ray, not {chosen.value}")
-    if max_parallel not in (None, 1) and chosen is LauncherName.local:
-        raise UsageError(
-            "--max-parallel needs --address or --launcher slurm: local runs go one after another"
-        )
-
-
-def _launcher_args(
-    chosen: LauncherName, address: str | None, parallel: int, slurm: SlurmSettings
-) -> list[str]:
+def _launcher_args(chosen: str, address: str | None, parallel: int, slurm: SlurmSettings) -> list[str]:
     """The options that resume the sweep on the same launcher (recorded in sweep.json)."""
-    if chosen is LauncherName.local:
+    if chosen == "local":
         return []
-    if chosen is LauncherName.ray:
+    if chosen == "ray":
         return ["--address", str(address), "--max-parallel", str(parallel)]
     args = ["--launcher", "slurm", "--max-parallel", str(parallel), "--slurm-time", slurm.time]
     args += ["--slurm-nodes", str(slurm.nodes), "--slurm-gpus-per-node", str(slurm.gpus_per_node)]
@@ -203,48 +167,75 @@ def _launcher_args(
 
 
 def _make_launcher(
-    chosen: LauncherName,
-    plan: SweepPlan,
-    sweep_id: str,
-    address: str | None,
-    slurm: SlurmSettings,
-    cluster: str | None,
+    chosen: str, plan: SweepPlan, sweep_id: str, address: str | None, slurm: SlurmSettings
 ) -> Launcher:
     from infoppo_cli.sweep.local import LocalLauncher
     from infoppo_cli.sweep.ray_jobs import RayJobLauncher
     from infoppo_cli.sweep.slurm import SlurmLauncher
 
-    if chosen is LauncherName.ray:
+    if chosen == "ray":
         return RayJobLauncher(str(address), sweep_id)
-    if chosen is LauncherName.slurm:
-        return SlurmLauncher(plan.out_dir, slurm, cluster=cluster)
+    if chosen == "slurm":
+        return SlurmLauncher(plan.out_dir, slurm)
     return LocalLauncher()
 
 
-def check_train_commands(plan: SweepPlan) -> None:
-    """Plan the first run of every arm as `infoppo train` would (OpenRLHF's parser, the data file, every
-    `--set`), so that a typo or missing data stops the sweep here, not after its first launch."""
-    from infoppo_cli.cli.entry import app
-    from infoppo_cli.train.plan import TrainRequest, plan_training
+def train_options(args: list[str]) -> dict[str, Any]:
+    """The pass-through train options as ``TrainRequest`` fields, parsed as `infoppo train` parses
+    its command line (its options are declared once, on ``TrainRequest``)."""
+    from infoppo_cli.cli.train import train_command
+    from infoppo_cli.train.request import TrainRequest
 
-    train = typer.main.get_command(app).commands["train"]  # type: ignore[attr-defined]
-    fields = {field.name for field in dataclasses.fields(TrainRequest)}
+    single = typer.Typer()
+    single.command("train")(train_command)
+    command = typer.main.get_command(single)
+    try:
+        params = command.make_context("train", list(args)).params
+    except Exception as exc:  # Click's usage errors (no such option, a bad value) have format_message
+        if not hasattr(exc, "format_message"):
+            raise
+        raise UsageError(f"train options of the sweep: {exc.format_message()}") from None
+    return given_fields(params, TrainRequest)
+
+
+def check_train_requests(plan: SweepPlan, strict_data: bool = True) -> list[str]:
+    """Plan the first run of every arm as `infoppo train` would (OpenRLHF's parser, the data file, every
+    `--set`), from the ``TrainRequest`` the sweep built for it, so that a typo or missing data stops
+    the sweep here, not after its first launch.
+
+    Without ``strict_data`` (a dry run) the default data file may be missing, as for `train --dry-run`;
+    the data files that do not exist yet are returned."""
+    from infoppo_cli.train.plan import plan_training
+
     first_of_arm = {point.time: point for point in reversed(plan.points)}
+    missing: list[str] = []
     for point in first_of_arm.values():
-        argv = plan.train_command(point)[2:]
-        try:
-            params = train.make_context("train", argv).params
-        except Exception as exc:  # click's NoSuchOption, BadParameter ... (its usage errors)
-            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-            raise UsageError(f"train options of the sweep: {message}") from None
-        request = TrainRequest(
-            **{name: value for name, value in params.items() if name in fields and value is not None}
-        )
-        plan_training(request, strict_data=True)
+        data = plan_training(plan.train_request(point), strict_data=strict_data).data
+        if not Path(data).exists() and Path(data).is_absolute() and data not in missing:
+            missing.append(data)
+    return missing
+
+
+def _dry_run_notes(chosen: str, missing_data: list[str], existing: SweepState | None) -> list[str]:
+    """What a real run of the sweep would meet that the dry run did not stop for."""
+    from infoppo_cli.sweep.relocate import left_running
+    from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
+
+    notes = [f"{data} does not exist yet: `infoppo data prep dapo-math-17k`" for data in missing_data]
+    if existing is not None and existing.moved_from:
+        blocked = left_running(existing.runs, existing.moved_from)
+        resumes = f"a real run would be refused: {blocked}" if blocked else "its runs resume here"
+        notes.append(f"{existing.path} was written in {existing.moved_from}; {resumes}")
+    problem = slurm_problem() if chosen == "slurm" and not local_executor_requested() else None
+    if problem:
+        notes.append(f"--launcher slurm: {problem}; a real run would be refused here")
+    return notes
 
 
 def _resume_line(resumed: ResumeSummary) -> str:
     parts = [f"resuming: {len(resumed.done)} done (skipped)"]
+    if resumed.moved_from:
+        parts[0] = f"resuming (moved from {resumed.moved_from}): {len(resumed.done)} done (skipped)"
     if resumed.running:
         parts.append(f"{len(resumed.running)} were running")
     if resumed.failed_retried:

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from infoppo_cli.cli.console import console, progress_bar
-from infoppo_cli.sweep.grid import KINDS, RAY_JOB_TRAIN_ARGS, SweepPlan, option_name
+from infoppo_cli.sweep.grid import KINDS, RAY_JOB_TRAIN_ARGS, SweepPlan
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord, SweepState
 
 _STATUS_STYLE = {"pending": "dim", "running": "cyan", "done": "green", "failed": "red"}
@@ -19,9 +19,9 @@ def _parameter_columns(plan: SweepPlan) -> list[str]:
     return [flag.lstrip("-") for flag in (*spec.flags, *spec.held)]
 
 
-def _parameter_cell(column: str, value: float | str, passed: set[str | None]) -> str:
-    if f"--{column}" in passed:  # a passed-through train option replaces the held value
-        return "(passed)"
+def _parameter_cell(column: str, value: float | str, plan: SweepPlan) -> str:
+    if plan.passes(f"--{column}"):
+        return "(passed)"  # a passed-through train option replaces the held value
     if isinstance(value, str):
         return value
     return repr(float(value)) if column in ("gamma", "lambd") else f"{value:g}"
@@ -39,7 +39,6 @@ def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
     table.add_column("seed", justify="right")
     table.add_column("status")
     known = {run.name: run for run in state.runs} if state else {}
-    passed = {option_name(token) for token in plan.extra_train_args}
     for point in plan.points:
         parameters = point.parameters()
         status = known[point.name].status if point.name in known else "new"
@@ -48,7 +47,7 @@ def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
             point.name,
             point.time,
             point.method,
-            *(_parameter_cell(column, parameters[column], passed) for column in columns),
+            *(_parameter_cell(column, parameters[column], plan) for column in columns),
             str(point.seed),
             f"[{style}]{status}[/]" if style else status,
         )
@@ -141,3 +140,17 @@ def summary_table(state: SweepState, names: list[str]) -> Table:
             run.error or "",
         )
     return table
+
+
+def print_seed_means(sweep_dir: Path) -> None:
+    """After a sweep: its final metrics averaged over seeds (mean ± 95% CI, n), one row per grid point,
+    beside the per-run table above; nothing when no run has a final metric yet."""
+    from infoppo_cli.cli.report import seed_mean_table
+    from infoppo_cli.report.runs import read_sweep
+    from infoppo_cli.report.seed_means import SeedMean, seed_mean_rows
+    from infoppo_cli.report.tables import eval_benches_of
+
+    _, runs = read_sweep(sweep_dir, notes=[])  # missing pieces are the report's to explain
+    columns, rows = seed_mean_rows(runs, eval_benches_of(runs))
+    if any(isinstance(cell, SeedMean) for row in rows for cell in row):
+        console.print(seed_mean_table(columns, rows))

@@ -21,15 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from infoppo_cli.atomic import atomic_write_text, atomic_writer, check_output_target
-from infoppo_cli.data.sources import (
-    EMPTY_PROMPT,
-    Bad,
-    Batch,
-    Source,
-    answer_text,
-    open_source,
-    prompt_text,
-)
+from infoppo_cli.data.rows import EMPTY_PROMPT, Bad, answer_text, prompt_text
+from infoppo_cli.data.sources import Batch, Source, open_source
 from infoppo_cli.data.templates import (
     DAPO_PREFIX,
     check_template,

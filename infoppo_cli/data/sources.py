@@ -1,77 +1,35 @@
 """Reading a prompt source for ``data prep``: a local parquet/jsonl/json file or a Hugging Face id,
 streamed as batches of (prompt cell, answer cell, source index), with every malformed cell marked by the
-reason it is malformed. The layouts read are verl's (DAPO-Math-17K: ``prompt`` = a message list,
-``reward_model.ground_truth``, ``extra_info.index``) and a flat one (``prompt``/``problem``/``question``
-with ``label``/``answer``/``ground_truth``/``solution``).
+reason it is malformed. The layouts and the cells of one row are :mod:`infoppo_cli.data.rows`'; Arrow
+sources are read column by column under the same names, for speed.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.data.rows import (
+    ANSWER_COLUMNS,
+    EXTRA_INFO,
+    GROUND_TRUTH,
+    INVALID_JSON,
+    PROMPT_COLUMNS,
+    REWARD_MODEL,
+    SOURCE_INDEX,
+    WRONG_TYPE,
+    row_cells,
+)
 from infoppo_cli.errors import UsageError
 
 DATASETS = {"dapo-math-17k": "BytedTsinghua-SIA/DAPO-Math-17k"}
 """Dataset names ``data prep`` knows, with their Hugging Face ids."""
 
 BATCH_ROWS = 65_536
-
-PROMPT_COLUMNS = ("prompt", "problem", "question")
-ANSWER_COLUMNS = ("label", "answer", "ground_truth", "solution")
-
-
-class Bad:
-    """A malformed cell, carrying the reason it is malformed."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-_MISSING_PROMPT, EMPTY_PROMPT = Bad("missing prompt"), Bad("empty prompt")
-_MISSING_ANSWER, _EMPTY_ANSWER = Bad("missing ground truth"), Bad("empty ground truth")
-_WRONG_TYPE, _INVALID_JSON = Bad("wrong type"), Bad("invalid JSON")
-
-
-def prompt_text(value: Any) -> str | Bad:
-    """The user text of a prompt cell: a string, or a chat message list (last user turn)."""
-    if isinstance(value, dict):
-        value = [value]
-    if isinstance(value, list):
-        if not value:
-            return _MISSING_PROMPT
-        users = [m for m in value if isinstance(m, dict) and m.get("role", "user") == "user"]
-        if not users:
-            return _WRONG_TYPE if not all(isinstance(m, dict) for m in value) else _MISSING_PROMPT
-        value = users[-1].get("content")
-    if value is None:
-        return _MISSING_PROMPT
-    if not isinstance(value, str):
-        return _WRONG_TYPE
-    return value if value.strip() else EMPTY_PROMPT
-
-
-def answer_text(value: Any) -> str | Bad:
-    """The ground truth of a row as a string (integers and integer-valued floats become digits)."""
-    if value is None:
-        return _MISSING_ANSWER
-    if isinstance(value, str):
-        value = value.strip()
-        return value if value else _EMPTY_ANSWER
-    if isinstance(value, bool):
-        return _WRONG_TYPE
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return str(int(value)) if value.is_integer() else repr(value)
-    return _WRONG_TYPE
 
 
 @dataclass
@@ -158,13 +116,11 @@ def _open_hub(hf_id: str) -> Source:
 def _arrow_columns(names: list[str], origin: str) -> list[str]:
     """[prompt column, answer column(, "extra_info")] of an Arrow source, or a UsageError."""
     prompt = next((n for n in PROMPT_COLUMNS if n in names), None)
-    answer = (
-        "reward_model" if "reward_model" in names else next((n for n in ANSWER_COLUMNS if n in names), None)
-    )
+    answer = REWARD_MODEL if REWARD_MODEL in names else next((n for n in ANSWER_COLUMNS if n in names), None)
     if prompt is None or answer is None:
         wanted = "prompt/problem/question column" if prompt is None else "reward_model or label/answer column"
         raise UsageError(f"{origin}: no {wanted}; columns are {', '.join(names)}")
-    return [prompt, answer] + (["extra_info"] if "extra_info" in names else [])
+    return [prompt, answer] + ([EXTRA_INFO] if EXTRA_INFO in names else [])
 
 
 def _arrow_batches(batches: Iterator[Any], columns: list[str], origin: str) -> Iterator[Batch]:
@@ -180,8 +136,8 @@ def _arrow_batches(batches: Iterator[Any], columns: list[str], origin: str) -> I
             raise UsageError(f"{origin}: cannot read the data ({exc})") from None
         yield Batch(
             prompts=_arrow_prompts(batch.column(prompt)),
-            answers=_arrow_answers(batch.column(answer), is_reward_model=answer == "reward_model"),
-            indices=_arrow_indices(batch.column("extra_info")) if len(columns) > 2 else None,
+            answers=_arrow_answers(batch.column(answer), is_reward_model=answer == REWARD_MODEL),
+            indices=_arrow_indices(batch.column(EXTRA_INFO)) if len(columns) > 2 else None,
         )
 
 
@@ -213,9 +169,9 @@ def _arrow_answers(column: Any, is_reward_model: bool) -> list[Any]:
     import pyarrow.compute as pc
 
     if is_reward_model:
-        if not pa.types.is_struct(column.type) or column.type.get_field_index("ground_truth") < 0:
-            return [_WRONG_TYPE] * len(column)
-        ground_truth = pc.struct_field(column, "ground_truth")
+        if not pa.types.is_struct(column.type) or column.type.get_field_index(GROUND_TRUTH) < 0:
+            return [WRONG_TYPE] * len(column)
+        ground_truth = pc.struct_field(column, GROUND_TRUTH)
         column = pc.if_else(pc.is_null(column), pa.scalar(None, ground_truth.type), ground_truth)
     return column.to_pylist()
 
@@ -224,9 +180,9 @@ def _arrow_indices(column: Any) -> list[Any] | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not pa.types.is_struct(column.type) or column.type.get_field_index("index") < 0:
+    if not pa.types.is_struct(column.type) or column.type.get_field_index(SOURCE_INDEX) < 0:
         return None
-    return pc.struct_field(column, "index").to_pylist()
+    return pc.struct_field(column, SOURCE_INDEX).to_pylist()
 
 
 def _refuse_binary(path: Path) -> None:
@@ -269,7 +225,7 @@ def _python_batches(path: Path, rows: list[Any] | None) -> Iterator[Batch]:
     answers: list[Any] = []
     indices: list[Any] = []
     for row in rows if rows is not None else _jsonl_rows(path):
-        cells = _row_cells(row)
+        cells = row_cells(row)
         prompts.append(cells[0])
         answers.append(cells[1])
         indices.append(cells[2])
@@ -288,22 +244,4 @@ def _jsonl_rows(path: Path) -> Iterator[Any]:
             try:
                 yield json.loads(line)
             except json.JSONDecodeError:
-                yield _INVALID_JSON
-
-
-def _row_cells(row: Any) -> tuple[Any, Any, Any]:
-    """(prompt cell, answer cell, source index) of one JSON row, in DAPO's or a flat layout."""
-    if isinstance(row, Bad):
-        return row, row, None
-    if not isinstance(row, dict):
-        return _WRONG_TYPE, _WRONG_TYPE, None
-    prompt = next((row[n] for n in PROMPT_COLUMNS if n in row), None)
-    if "reward_model" in row:
-        reward_model = row["reward_model"]
-        answer = reward_model.get("ground_truth") if isinstance(reward_model, dict) else _WRONG_TYPE
-        if reward_model is None:
-            answer = None
-    else:
-        answer = next((row[n] for n in ANSWER_COLUMNS if n in row), None)
-    extra = row.get("extra_info")
-    return prompt, answer, extra.get("index") if isinstance(extra, dict) else None
+                yield INVALID_JSON

@@ -57,7 +57,7 @@ def shard(requests: Sequence[GenerationRequest], unit_samples: int) -> list[list
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """How to build one engine (what ``generation.load_backend`` takes)."""
+    """How to build one engine (what ``backends.load_backend`` takes)."""
 
     backend: str
     model: str
@@ -70,7 +70,7 @@ class GenerationEngine:
     """One backend, loaded once, behind a Ray actor (``ray.remote(GenerationEngine)``)."""
 
     def __init__(self, spec: EngineSpec) -> None:
-        from infoppo_cli.eval.generation import load_backend
+        from infoppo_cli.eval.backends import load_backend
 
         self.backend = load_backend(
             spec.backend,

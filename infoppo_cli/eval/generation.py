@@ -1,4 +1,5 @@
-"""Sampling responses for evaluation: a vLLM backend (GPU) and a Hugging Face transformers backend.
+"""Sampling responses for evaluation: what the vLLM backend (GPU) and the Hugging Face transformers backend
+share (``backends.load_backend`` picks one).
 
 Both backends take the same requests (a templated prompt, the sample indices still missing for it,
 a seed) and the same sampling settings (temperature, top-p, max new tokens), sample from the full
@@ -17,6 +18,7 @@ without adding special tokens.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,16 @@ FINISH_REASONS: tuple[str, ...] = ("stop", "length")
 
 HF_BATCH_SIZE = 32
 """Sequences per ``generate()`` call in the transformers backend."""
+
+MAX_NEW_TOKENS = 1_048_576
+"""More new tokens per response than any model's context holds: a larger --max-tokens is a typo."""
+
+TYPICAL_TOKENS_PER_S = {"vllm": 20_000.0, "hf": 100.0}
+"""Rough generation speed of one engine in tokens/s (vLLM with hundreds of sequences in flight for a 4B
+model on one H100; transformers on a CPU or one GPU), only to warn before a run that takes hours. At
+these rates the default evaluation (16 samples of 230 problems, up to 10,240 tokens) is under an hour
+on one GPU, and a run is announced when its worst case passes :data:`LONG_RUN_HOURS`."""
+LONG_RUN_HOURS = 2.0
 
 VLLM_CHUNK_PROMPTS = 64
 """Prompts per ``LLM.generate`` call: completions are handed back (and saved) once per chunk, so an
@@ -45,12 +57,17 @@ class SamplingSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.temperature >= 0:
-            raise UsageError(f"--temperature must be >= 0, got {self.temperature}")
+        if not (math.isfinite(self.temperature) and self.temperature >= 0):
+            raise UsageError(f"--temperature must be >= 0 and finite, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
             raise UsageError(f"--max-tokens must be >= 1, got {self.max_tokens}")
+        if self.max_tokens > MAX_NEW_TOKENS:
+            raise UsageError(
+                f"--max-tokens must be at most {MAX_NEW_TOKENS:,}, got {self.max_tokens:,}: "
+                "no model's context holds that many"
+            )
 
 
 @dataclass(frozen=True)
@@ -205,35 +222,41 @@ def check_model_reference(model: str) -> None:
         raise UsageError(f"--model {model}: no such directory")
 
 
+def workload_warning(samples: int, max_tokens: int, backend: str, engines: int) -> str | None:
+    """A warning when generating ``samples`` responses of up to ``max_tokens`` tokens on ``engines``
+    engines may take hours at :data:`TYPICAL_TOKENS_PER_S`; ``None`` otherwise."""
+    tokens = samples * max_tokens
+    rate = TYPICAL_TOKENS_PER_S.get(backend, TYPICAL_TOKENS_PER_S["vllm"])
+    hours = tokens / (rate * engines) / 3600
+    if hours < LONG_RUN_HOURS:
+        return None
+    span = f"{hours / 24:,.0f} days" if hours >= 48 else f"{hours:,.0f} hours"
+    return (
+        f"this run generates {samples:,} samples of up to {max_tokens:,} tokens ({tokens:,} tokens at most): "
+        f"at a typical {rate:,.0f} tokens/s per {backend} engine on "
+        f"{engines} engine(s) that is up to {span}; lower --samples or --max-tokens, or add engines "
+        "(Ctrl-C keeps what is done, and rerunning resumes)"
+    )
+
+
 def load_tokenizer(model: str) -> Any:
-    """``AutoTokenizer.from_pretrained(model)``, with loading failures as one clear line."""
+    """``AutoTokenizer.from_pretrained(model)``, with loading failures as one clear line (a Hub model
+    without network: at once, see ``eval.hub``)."""
     from transformers import AutoTokenizer
 
+    from infoppo_cli.eval.hub import hub_error, hub_unavailable, is_local
+
+    if not is_local(model):
+        hub_unavailable()
     try:
         return AutoTokenizer.from_pretrained(model)
     except (OSError, ValueError) as exc:
+        if not is_local(model):
+            raise hub_error(f"the tokenizer of {model}", exc, HUB_MODEL_ADVICE) from None
         raise UsageError(f"cannot load the tokenizer of {model!r}: {first_line(exc)}") from exc
 
 
-def load_backend(
-    name: str,
-    model: str,
-    *,
-    tensor_parallel: int = 1,
-    seed: int = 0,
-    batch_size: int = HF_BATCH_SIZE,
-) -> Backend:
-    """Load ``model`` into the named backend (``"vllm"`` or ``"hf"``)."""
-    check_model_reference(model)
-    if name == "vllm":
-        from infoppo_cli.eval.vllm_backend import VLLMBackend
-
-        return VLLMBackend(model, tensor_parallel=tensor_parallel, seed=seed)
-    if name == "hf":
-        from infoppo_cli.eval.hf_backend import HFBackend
-
-        return HFBackend(model, batch_size=batch_size)
-    raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+HUB_MODEL_ADVICE = "pass --model DIR, a downloaded copy of the model"
 
 
 def first_line(exc: BaseException) -> str:

@@ -82,6 +82,11 @@ class HFBackend:
                 model, dtype=torch.bfloat16 if use_bf16 else torch.float32, attn_implementation="sdpa"
             )
         except (OSError, ValueError) as exc:
+            from infoppo_cli.eval.generation import HUB_MODEL_ADVICE
+            from infoppo_cli.eval.hub import hub_error, is_local
+
+            if not is_local(model):
+                raise hub_error(f"the model {model}", exc, HUB_MODEL_ADVICE) from None
             raise UsageError(f"cannot load the model {model!r}: {first_line(exc)}") from exc
         self.model.to(self.device).eval()
         self.stop_ids = stop_token_ids(self.tokenizer, self.model.generation_config)

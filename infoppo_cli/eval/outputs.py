@@ -6,33 +6,34 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json, utc_timestamp
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.run_state import EvalRun
 from infoppo_cli.eval.sample_store import SampleRecord
 from infoppo_cli.eval.statistics import GradedSample, average_metrics, bench_metrics, per_problem_accuracy
-
-if TYPE_CHECKING:
-    from infoppo_cli.eval.run import EvalRun
+from infoppo_cli.eval.text import write_json
+from infoppo_cli.records import utc_timestamp
+from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
+from infoppo_cli.rundir import run_of_model, write_model_card
 
 log = logging.getLogger(__name__)
-
-METRICS_FILE = "metrics.json"
 
 
 def write_outputs(run: EvalRun) -> dict[str, Any]:
     """Write ``metrics.json`` and the details (atomically), refresh the model card; return the metrics."""
     from infoppo_cli.eval.details import write_details
-    from infoppo_cli.rundir import run_of_model, write_model_card
 
     metrics = compute_metrics(run)
-    atomic_write_json(run.out_dir / METRICS_FILE, metrics)
+    write_json(run.out_dir / METRICS_FILE, metrics)
     write_details(run.out_dir, selected_records(run), run.problems, metrics)
     owner = run_of_model(run.settings.model) if run.settings.model else None
     evaluates_final = owner is not None and Path(run.settings.model).resolve() == owner.final.resolve()
     if evaluates_final and Path(run.out_dir).resolve() == owner.eval.resolve():
-        write_model_card(owner, metrics)
+        try:
+            write_model_card(owner, metrics)
+        except UsageError as exc:  # the scores are written; only the run's model card stays as it was
+            log.warning(f"{owner.model_card} was not updated: {exc}")
     return metrics
 
 
@@ -65,12 +66,14 @@ def _graded(record: SampleRecord) -> GradedSample:
 
 def compute_metrics(run: EvalRun) -> dict[str, Any]:
     """The ``metrics.json`` document: ``benches`` (per-bench statistics, see ``eval_metrics``),
-    ``average``, ``settings``, ``versions``, ``model``, ``created`` and ``per_problem`` accuracy."""
+    ``average``, ``settings``, ``versions``, ``model``, ``created`` and ``per_problem`` accuracy.
+
+    Benchmarks evaluated into the same directory by earlier runs (``run.carried``) keep the entries the
+    previous ``metrics.json`` gave them, so the file covers every benchmark evaluated there."""
     from infoppo_cli.resources import stack_versions
 
     grouped = selected_records(run)
-    benches: dict[str, Any] = {}
-    per_problem: dict[str, Any] = {}
+    benches, per_problem, data = _carried_metrics(run)
     for bench, problems in grouped.items():
         graded = {pid: [_graded(r) for r in records] for pid, records in problems.items()}
         if not any(graded.values()):
@@ -83,7 +86,7 @@ def compute_metrics(run: EvalRun) -> dict[str, Any]:
     return {
         "benches": benches,
         "average": average_metrics(benches),
-        "settings": _settings_record(run),
+        "settings": _settings_record(run, data),
         "versions": stack_versions(),
         "model": run.settings.model,
         "created": utc_timestamp(),
@@ -91,15 +94,39 @@ def compute_metrics(run: EvalRun) -> dict[str, Any]:
     }
 
 
-def _settings_record(run: EvalRun) -> dict[str, Any]:
-    from infoppo_cli.eval.benchmarks import bench_spec
+def _carried_metrics(run: EvalRun) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The previous ``metrics.json`` entries (statistics, per-problem accuracy, data) of the carried
+    benchmarks; those it lacks (an earlier run stopped before its metrics) are named in a note."""
+    import json
+
+    try:
+        previous = json.loads((run.out_dir / METRICS_FILE).read_text(encoding="utf-8"))
+        old_benches, old_per_problem = previous["benches"], previous.get("per_problem", {})
+        old_data = previous.get("settings", {}).get("data", {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        old_benches, old_per_problem, old_data = {}, {}, {}
+    benches, per_problem, data = {}, {}, {}
+    for bench in run.carried:
+        if bench not in old_benches:
+            log.info(
+                "%s has samples in %s but no metrics yet: evaluate it again to add them", bench, run.out_dir
+            )
+            continue
+        benches[bench] = old_benches[bench]
+        per_problem[bench] = old_per_problem.get(bench, {})
+        data[bench] = old_data.get(bench, {})
+    return benches, per_problem, data
+
+
+def _settings_record(run: EvalRun, carried_data: dict[str, Any]) -> dict[str, Any]:
+    from infoppo_cli.eval.registry import spec_for
 
     settings = run.settings
     record: dict[str, Any] = {
         "source": settings.source,
         "model": settings.model,
         "responses": settings.responses,
-        "benches": list(settings.benches),
+        "benches": [*carried_data, *settings.benches],
     }
     if settings.source == "generate":
         record.update(
@@ -114,13 +141,15 @@ def _settings_record(run: EvalRun) -> dict[str, Any]:
             **run.prompt_info,
         )
     record["grader"] = {"workers": settings.workers, "timeout_s": settings.grade_timeout}
-    record["data"] = {}
+    record["data"] = dict(carried_data)
     for bench in settings.benches:
-        spec = bench_spec(bench)
+        file = settings.bench_files.get(bench)
+        spec = spec_for(bench, file, settings.benches_file)
         record["data"][bench] = {
-            "data_file": settings.data_file,
+            "data_file": file,
+            "title": spec.title,
             **{
-                name: getattr(spec, name, None)
+                name: getattr(spec, name) or None
                 for name in ("hf_id", "config", "split", "revision", "license")
             },
         }

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import JsonlLine, iter_jsonl
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.sample_store import SampleRecord
+from infoppo_cli.eval.text import valid_text
+from infoppo_cli.records import JsonlLine, iter_jsonl
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def read_responses(path: str | Path, problems: Mapping[str, Sequence[Any]]) -> l
             row = line.record
             if "id" not in row or not isinstance(row.get("response"), str):
                 raise ValueError('needs "id" and a string "response"')
-            problem_id = str(row["id"])
+            problem_id = valid_text(str(row["id"]))
             sample = _optional_int(row, "sample")
             num_tokens = _optional_int(row, "num_tokens")
             finish_reason = row.get("finish_reason")
@@ -75,7 +76,8 @@ def read_responses(path: str | Path, problems: Mapping[str, Sequence[Any]]) -> l
         if (bench, problem_id, sample) in seen:
             raise UsageError(f"{where}: sample {sample} of {bench}/{problem_id} appears twice")
         seen.add((bench, problem_id, sample))
-        responses.append(Response(bench, problem_id, sample, row["response"], num_tokens, finish_reason))
+        text = valid_text(row["response"])  # a lone surrogate (JSON "\ud800") cannot be written back
+        responses.append(Response(bench, problem_id, sample, text, num_tokens, finish_reason))
     if not responses:
         raise UsageError(f"the responses file {path} holds no responses")
     return responses
@@ -97,7 +99,7 @@ def _bench_of_row(
 ) -> str:
     candidates = benches_of.get(problem_id, [])
     if "bench" in row:
-        bench = str(row["bench"])
+        bench = valid_text(str(row["bench"]))
         if bench not in problems:
             raise UsageError(
                 f"{where}: bench {bench!r} is not being evaluated (selected: {', '.join(problems)})"

@@ -6,7 +6,8 @@ generates them (in this process, or on N Ray engines: ``engines``), grades them 
 is graded, and finally writes ``OUT/metrics.json``, the per-sample details and, for a model of an
 ``infoppo train`` run, the model card's results (``outputs``). Rerunning the same command continues
 where an interrupted run stopped; ``OUT/eval_config.json`` holds the settings so that a resumed run
-cannot silently mix samples drawn with different settings.
+cannot silently mix samples drawn with different settings (``outdir``). Each benchmark keeps its
+samples under its own name, so benchmarks can be added to a directory and resumed one by one.
 
 With ``responses`` set, nothing is generated: the rows of a responses file are graded instead.
 Progress goes to the optional ``progress`` callback; notes and warnings to the ``infoppo_cli.eval``
@@ -16,28 +17,21 @@ logger (the CLI renders both).
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import Completion, GenerationRequest
+from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, read_config, saved_sources
 from infoppo_cli.eval.responses import Response, grade_responses, prompt_sha, read_responses
-from infoppo_cli.eval.sample_store import SampleStore
-from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible, saved_settings
+from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
+from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
+from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible
+from infoppo_cli.eval.text import write_json
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int], Callable[[int], None]]
-"""``progress(task name, total)`` returns ``advance(n)``; the CLI draws bars from it."""
-
-
-def no_progress(name: str, total: int) -> Callable[[int], None]:
-    return lambda n: None
 
 
 def _key(bench: str, problem_id: str) -> str:
@@ -48,26 +42,10 @@ def load_problems(settings: EvalSettings) -> dict[str, list[Any]]:
     """The problems of every selected bench (the loader guarantees unique ids within a bench)."""
     from infoppo_cli.eval.benchmarks import load_bench
 
-    return {bench: load_bench(bench, settings.data_file) for bench in settings.benches}
-
-
-@dataclass
-class EvalRun:
-    """State of one run: settings, output directory, problems, sample store."""
-
-    settings: EvalSettings
-    out_dir: Path
-    problems: dict[str, list[Any]]
-    store: SampleStore
-    prompt_info: dict[str, Any] = dataclasses.field(default_factory=dict)
-    progress: Progress = no_progress
-
-    def __post_init__(self) -> None:
-        self._gold = {(b, p.id): p.answer for b, ps in self.problems.items() for p in ps}
-
-    def gold(self, bench: str, problem_id: str) -> str | None:
-        """The normalised answer of a problem of this run, ``None`` for one it does not evaluate."""
-        return self._gold.get((bench, problem_id))
+    return {
+        bench: load_bench(bench, settings.bench_files.get(bench), settings.benches_file)
+        for bench in settings.benches
+    }
 
 
 def run_evaluation(
@@ -83,20 +61,11 @@ def run_evaluation(
         check_model_reference(settings.model)
         if not len(store):  # a fresh run will generate: fail on a missing GPU before any download
             resolve_backend(settings.backend)
-    problems = load_problems(settings)
-    saved_config = _read_config(out_dir)
-    if len(store) and saved_config is None:
-        raise UsageError(f"{store.path} exists but {out_dir / CONFIG_FILE} does not; use another --out")
-    if saved_config is not None and len(store):
-        check_compatible(saved_config["settings"], settings)
-        if settings.backend is None:
-            settings = dataclasses.replace(settings, backend=saved_config["settings"].get("backend"))
-    prompt_info = dict((saved_config or {}).get("prompt", {}))
-    run = EvalRun(settings, out_dir, problems, store, prompt_info, progress)
+    run = _open_run(settings, out_dir, load_problems(settings), store, progress)
+    settings = run.settings
     _check_golds(run)
     if store.dropped_torn_line:
         log.info("dropped a half-written last line of %s (from a crash)", store.path)
-    _write_config(run)
     try:
         if settings.responses is not None:
             _grade_responses_file(run)
@@ -107,19 +76,51 @@ def run_evaluation(
             "%d samples are saved in %s; run the same command again to resume", len(store), store.path
         )
         raise
+    _write_config(run)
     return write_outputs(run)
 
 
-def _read_config(out_dir: Path) -> dict[str, Any] | None:
-    if saved_settings(out_dir) is None:
-        return None
-    return json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+def _open_run(
+    settings: EvalSettings,
+    out_dir: Path,
+    problems: dict[str, list[Any]],
+    store: SampleStore,
+    progress: Progress,
+) -> EvalRun:
+    """The run on ``out_dir``: refused when its samples were drawn otherwise (sampling settings, or a
+    benchmark's source), else with the benchmarks evaluated there earlier carried along."""
+    saved_config = read_config(out_dir)
+    if len(store) and saved_config is None:
+        raise UsageError(f"{store.path} exists but {out_dir / CONFIG_FILE} does not; use another --out")
+    sources = {b: bench_source(b, settings.bench_files.get(b), settings.benches_file) for b in problems}
+    stored = {record.bench for record in store}
+    earlier: dict[str, Any] = {}
+    if saved_config is not None and len(store):
+        earlier = saved_sources(saved_config)
+        check_compatible(saved_config["settings"], settings)
+        check_sources(earlier, sources, stored)
+        if settings.backend is None:
+            settings = dataclasses.replace(settings, backend=saved_config["settings"].get("backend"))
+    prompt_info = dict((saved_config or {}).get("prompt", {}))
+    run = EvalRun(settings, out_dir, problems, store, prompt_info, progress)
+    run.carried = {b: src.get("file") for b, src in earlier.items() if b in stored and b not in problems}
+    run.sources = {**{b: earlier[b] for b in run.carried}, **sources}
+    if run.carried:
+        log.info("also reported: %s, evaluated into %s earlier", ", ".join(run.carried), out_dir)
+    return run
 
 
 def _write_config(run: EvalRun) -> None:
-    settings = dataclasses.asdict(run.settings)
-    settings["benches"] = list(run.settings.benches)
-    atomic_write_json(run.out_dir / CONFIG_FILE, {"settings": settings, "prompt": run.prompt_info})
+    document = config_document(run.settings, run.prompt_info, run.sources, run.carried)
+    write_json(run.out_dir / CONFIG_FILE, document)
+    run.config_written = True
+
+
+def _store(run: EvalRun, records: Sequence[SampleRecord]) -> None:
+    """Append graded samples, the configuration first (samples are never stored without it)."""
+    if not run.config_written:
+        _write_config(run)
+    run.store.append(records)
 
 
 def _check_golds(run: EvalRun) -> None:
@@ -158,38 +159,51 @@ def _grade_responses_file(run: EvalRun) -> None:
 
     advance = run.progress("grading", len(todo))
     items = [(r, run.gold(r.bench, r.id) or "", None) for r in todo]
-    run.store.append(grade_responses(items, grade_fn, advance))
+    _store(run, grade_responses(items, grade_fn, advance))
+
+
+def _stored_counts(run: EvalRun) -> dict[tuple[str, str], int]:
+    """Per problem of this run, how many of its first ``samples`` samples are stored."""
+    counts: dict[tuple[str, str], int] = {}
+    for record in run.store:
+        key = (record.bench, record.id)
+        if record.sample < run.settings.samples and run.gold(*key) is not None:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def missing_requests(run: EvalRun, prompts: Mapping[str, str]) -> list[GenerationRequest]:
     """One request per problem that lacks some of its first ``samples`` samples."""
+    counts = _stored_counts(run)
     requests = []
     for bench, bench_problems in run.problems.items():
         for problem in bench_problems:
+            if counts.get((bench, problem.id), 0) == run.settings.samples:
+                continue
             todo = tuple(i for i in range(run.settings.samples) if (bench, problem.id, i) not in run.store)
-            if todo:
-                key = _key(bench, problem.id)
-                requests.append(GenerationRequest(key, prompts[key], todo, run.settings.seed))
+            key = _key(bench, problem.id)
+            requests.append(GenerationRequest(key, prompts[key], todo, run.settings.seed))
     return requests
 
 
 def _missing_count(run: EvalRun) -> int:
-    return sum(
-        (bench, problem.id, i) not in run.store
-        for bench, bench_problems in run.problems.items()
-        for problem in bench_problems
-        for i in range(run.settings.samples)
-    )
+    total = run.settings.samples * sum(len(ps) for ps in run.problems.values())
+    return total - sum(_stored_counts(run).values())
 
 
 def _generate_missing(run: EvalRun) -> None:
-    from infoppo_cli.eval.generation import load_tokenizer, resolve_backend
+    from infoppo_cli.eval.engines import default_engines
+    from infoppo_cli.eval.generation import load_tokenizer, resolve_backend, workload_warning
 
     settings = run.settings
     total = settings.samples * sum(len(ps) for ps in run.problems.values())
     missing = _missing_count(run)
     if not missing:
         return
+    engines = settings.engines or default_engines(settings.tensor_parallel)
+    warning = workload_warning(missing, settings.max_tokens, settings.backend or "vllm", engines)
+    if warning:
+        log.warning(warning)
     requests = missing_requests(run, _prompts(run, load_tokenizer(settings.model)))
     if missing < total:
         log.info("resuming: %d of %d samples already in %s", total - missing, total, run.store.path)
@@ -197,7 +211,6 @@ def _generate_missing(run: EvalRun) -> None:
     if backend_name == "hf" and settings.tensor_parallel > 1:
         log.warning("--tensor-parallel only applies to --backend vllm; ignored")
     run.settings = dataclasses.replace(settings, backend=backend_name)
-    _write_config(run)
     by_key = {_key(b, p.id): (b, p) for b, ps in run.problems.items() for p in ps}
     prompts = {r.key: r.prompt for r in requests}
     # One pool for the whole run: its workers stay up between batches instead of restarting each time.
@@ -209,7 +222,7 @@ def _generate_missing(run: EvalRun) -> None:
         for batch in _completions(run.settings, requests):
             generated(len(batch))
             items = [_as_response(c, by_key, prompts) for c in batch]
-            run.store.append(grade_responses(items, pool.grade, graded))
+            _store(run, grade_responses(items, pool.grade, graded))
 
 
 def _prompts(run: EvalRun, tokenizer: Any) -> dict[str, str]:
@@ -240,7 +253,7 @@ def _completions(settings: EvalSettings, requests: list[GenerationRequest]) -> I
 
 
 def _generate_here(settings: EvalSettings, requests: list[GenerationRequest]) -> Iterator[list[Completion]]:
-    from infoppo_cli.eval.generation import load_backend
+    from infoppo_cli.eval.backends import load_backend
 
     log.info("loading %s (%s backend)", settings.model, settings.backend)
     backend = load_backend(

@@ -2,22 +2,21 @@
 
 One JSON object per line (see :class:`SampleRecord`). Lines are appended and flushed to disk as
 samples are graded, so an interrupted evaluation keeps everything it finished. On reopening, the
-store reads what is there and the runner only generates what is missing. A crash in the middle of
-a write can leave a torn last line: it is dropped (and cut off before the next append); a malformed
-line anywhere else is an error, never silently discarded. A key already stored is never written
-twice.
+store reads what is there and the runner only generates what is missing. A torn last line (a crash
+mid-write) is dropped and a damaged one anywhere else is an error, as for every log
+(:mod:`infoppo_cli.records.jsonl`). A key already stored is never written twice.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.text import dumps, valid_text
+from infoppo_cli.records import JsonlLog
 
 SAMPLES_FILE = "samples.jsonl"
 
@@ -48,7 +47,7 @@ class SampleRecord:
         return (self.bench, self.id, self.sample)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        return dumps(asdict(self), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> SampleRecord:
@@ -56,7 +55,8 @@ class SampleRecord:
         missing = [name for name in _REQUIRED if name not in row]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
-        record = cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
+        values = {f.name: row[f.name] for f in fields(cls) if f.name in row}
+        record = cls(**{k: valid_text(v) if isinstance(v, str) else v for k, v in values.items()})
         for name in ("bench", "id", "response", "gold", "reason"):
             if not isinstance(getattr(record, name), str):
                 raise ValueError(f"{name} must be a string, got {getattr(record, name)!r}")
@@ -72,41 +72,11 @@ class SampleStore:
 
     def __init__(self, out_dir: str | os.PathLike[str]) -> None:
         self.path = Path(out_dir) / SAMPLES_FILE
+        self._log = JsonlLog(self.path, "sample", "another `infoppo eval` writing to the same --out")
         self._records: dict[SampleKey, SampleRecord] = {}
-        self._good_bytes = 0
-        self._file_bytes = 0
-        self._missing_newline = False
-        self.dropped_torn_line = False
-        self._load()
-
-    def _load(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        self._file_bytes = len(data)
-        lines = data.split(b"\n")
-        offset = 0
-        for number, raw in enumerate(lines, start=1):
-            is_last = number == len(lines)
-            if is_last and not raw:
-                break
-            end = offset + len(raw) + (0 if is_last else 1)
-            if not is_last and not raw.strip():
-                offset = end
-                continue
-            try:
-                record = SampleRecord.from_dict(json.loads(raw.decode("utf-8")))
-            except (ValueError, TypeError, UnicodeDecodeError) as exc:
-                if is_last:  # written without its newline: a torn write from a crash
-                    self.dropped_torn_line = True
-                    break
-                raise UsageError(
-                    f"{self.path} line {number} is not a valid sample ({exc}); fix or remove it"
-                ) from exc
+        for _, record in self._log.read(SampleRecord.from_dict):
             self._records.setdefault(record.key, record)
-            self._missing_newline = is_last  # a complete last record whose newline never made it
-            offset = end
-        self._good_bytes = offset
+        self.dropped_torn_line = self._log.torn_line is not None
 
     def __len__(self) -> int:
         return len(self._records)
@@ -126,25 +96,6 @@ class SampleStore:
         for record in records:
             if record.key not in self._records:
                 new.setdefault(record.key, record)
-        if not new:
-            return 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = "".join(record.to_json() + "\n" for record in new.values()).encode("utf-8")
-        if self._missing_newline:
-            payload = b"\n" + payload
-        with open(self.path, "ab") as handle:
-            if handle.tell() != self._file_bytes:
-                raise UsageError(
-                    f"{self.path} changed while this evaluation was running; is another `infoppo eval` "
-                    "writing to the same --out?"
-                )
-            if self._file_bytes != self._good_bytes:  # cut off the torn last line before appending
-                handle.truncate(self._good_bytes)
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        self._good_bytes += len(payload)
-        self._file_bytes = self._good_bytes
-        self._missing_newline = False
+        self._log.append(record.to_json() for record in new.values())
         self._records.update(new)
         return len(new)

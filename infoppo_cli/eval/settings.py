@@ -1,15 +1,16 @@
 """What one ``infoppo eval`` run is asked to do, declared once.
 
-Each field of :class:`EvalSettings` carries its command-line declaration in its metadata (flags, help,
-whether it is part of the evaluation's identity): ``infoppo_cli.cli.options`` builds the ``--help`` and
-the Typer options from it, :data:`IDENTITY_FIELDS` (what a resumed run must agree on) is read from it,
-and the defaults shown in ``--help`` are the fields' defaults.
+Each field of :class:`EvalSettings` carries its command-line declaration (``infoppo_cli.schema.option``:
+flags, help, whether it is part of the evaluation's identity): ``infoppo_cli.cli.options`` builds the
+``--help`` and the Typer options from it, :data:`IDENTITY_FIELDS` (what a resumed run must agree on)
+is read from it, and the defaults shown in ``--help`` are the fields' defaults.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, SamplingSettings
+from infoppo_cli.eval.registry import DEFAULT_BENCHES
 from infoppo_cli.grading import DEFAULT_TIMEOUT
+from infoppo_cli.schema import identity_fields, option
 
 DEFAULT_SAMPLES = 16
 DEFAULT_MAX_TOKENS = 10240
@@ -29,23 +32,16 @@ DEFAULT_GRADE_TIMEOUT = DEFAULT_TIMEOUT
 CONFIG_FILE = "eval_config.json"
 ALL_BENCHES = "all"
 
-
-def option(
-    default: Any,
-    help: str,
-    *flags: str,
-    identity: bool = False,
-    default_text: str | None = None,
-    cli_type: type | None = None,
-) -> Any:
-    """A settings field with its command-line declaration (read by ``infoppo_cli.cli.options``).
-
-    ``flags``: the option's names (default ``--<field-name>``); ``identity``: samples drawn with another
-    value cannot be mixed into the same output; ``default_text``: what ``--help`` shows as the default
-    when it is not simply ``default``; ``cli_type``: the type on the command line when it differs.
-    """
-    cli = {"help": help, "flags": flags, "default_text": default_text, "cli_type": cli_type}
-    return dataclasses.field(default=default, metadata={"cli": cli, "identity": identity})
+UPPER_LIMITS = {
+    "samples": 100_000,
+    "tensor_parallel": 64,
+    "engines": 1024,
+    "workers": 1024,
+    "batch_size": 65_536,
+}
+"""Counts beyond which a value cannot be meant (a typo, an extra zero): refused before any work.
+pass@k studies draw at most some 10^4 samples per problem; no machine runs 1024 grading processes."""
+MAX_GRADE_TIMEOUT = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -61,12 +57,19 @@ class EvalSettings:
         default_text="",
     )
     benches: tuple[str, ...] = option(
-        (ALL_BENCHES,),
-        "amc23, aime24, aime25, aime26, beyondaime, a comma-separated list, or all.",
+        DEFAULT_BENCHES,
+        "Benchmarks, comma-separated: names from `infoppo benches`, NAME=FILE for a local "
+        "jsonl/parquet/csv/json file (a registry name: its local copy; a new name: your own benchmark), "
+        "or all.",
         "--bench",
         "-b",
-        default_text=ALL_BENCHES,
+        default_text=",".join(DEFAULT_BENCHES),
         cli_type=str,
+    )
+    benches_file: str | None = option(
+        None,
+        "A TOML file of your own benchmarks, in the format of evaluation/benchmarks.toml.",
+        default_text="",
     )
     samples: int = option(DEFAULT_SAMPLES, "Samples per problem (k).", "--samples", "-n")
     temperature: float = option(1.0, "Sampling temperature (0 = greedy).", identity=True)
@@ -101,8 +104,7 @@ class EvalSettings:
     )
     data_file: str | None = option(
         None,
-        "Local jsonl/parquet/csv/json file replacing one bench's Hub data.",
-        identity=True,
+        "Older spelling of --bench NAME=FILE: a local file replacing the one --bench's Hub data.",
         default_text="",
     )
     responses: str | None = option(
@@ -117,24 +119,40 @@ class EvalSettings:
         DEFAULT_GRADE_TIMEOUT, "Seconds before one response's grading is abandoned."
     )
     batch_size: int = option(HF_BATCH_SIZE, "Sequences per generate() call with --backend hf.")
+    bench_files: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The local file of each benchmark given as NAME=FILE (absolute paths); from ``--bench``."""
 
     def __post_init__(self) -> None:
         from infoppo_cli.data.templates import TEMPLATES
 
-        for name in ("samples", "tensor_parallel", "batch_size", "workers", "engines"):
+        for name, limit in UPPER_LIMITS.items():
             value = getattr(self, name)
+            flag = "--" + name.replace("_", "-")
             if value is not None and value < 1:
-                raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-        if not self.grade_timeout > 0:
-            raise UsageError(f"the grading timeout must be > 0 seconds, got {self.grade_timeout}")
+                raise UsageError(f"{flag} must be >= 1, got {value}")
+            if value is not None and value > limit:
+                raise UsageError(f"{flag} must be at most {limit:,}, got {value:,}: that cannot be meant")
+        if not (math.isfinite(self.grade_timeout) and 0 < self.grade_timeout <= MAX_GRADE_TIMEOUT):
+            raise UsageError(
+                f"--grade-timeout must be > 0 and at most {MAX_GRADE_TIMEOUT:.0f} seconds, "
+                f"got {self.grade_timeout}"
+            )
         if self.backend is not None and self.backend not in BACKENDS:
             raise UsageError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
         if self.template not in TEMPLATES:
             raise UsageError(f"unknown template {self.template!r}; choose one of: {', '.join(TEMPLATES)}")
         if self.model is None and self.responses is None:
             raise UsageError("--model is required (or --responses FILE to grade existing responses)")
-        if self.data_file is not None and len(self.benches) != 1:
-            raise UsageError("--data-file replaces one benchmark's data: pass exactly one --bench with it")
+        if self.data_file is not None:
+            if len(self.benches) != 1:
+                raise UsageError(
+                    "--data-file replaces one benchmark's data: pass exactly one --bench with it "
+                    "(or write each as --bench NAME=FILE)"
+                )
+            # the older spelling becomes the newer one, so saved settings and sources have one form
+            object.__setattr__(self, "bench_files", {**self.bench_files, self.benches[0]: self.data_file})
+            object.__setattr__(self, "data_file", None)
+        object.__setattr__(self, "bench_files", dict(self.bench_files))
         _ = self.sampling  # validates temperature, top_p and max_tokens
 
     @property
@@ -146,19 +164,19 @@ class EvalSettings:
         return "responses" if self.responses is not None else "generate"
 
 
-IDENTITY_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(EvalSettings) if f.metadata.get("identity")
-)
-"""Settings that decide which responses get sampled: a resumed run must agree on all of them."""
+IDENTITY_FIELDS: tuple[str, ...] = identity_fields(EvalSettings)
+"""Settings that decide which responses get sampled: a resumed run must agree on all of them (each
+benchmark's own source is checked per benchmark, ``eval.sources``)."""
 
-_LOCAL_PATH_FIELDS = ("model", "data_file", "responses")
+_LOCAL_PATH_FIELDS = ("model", "data_file", "responses", "benches_file")
 
 
-def parse_benches(selection: str) -> tuple[str, ...]:
-    """``"aime24,aime25"`` or ``"all"`` to a tuple of registry names (unknown names: UsageError)."""
-    from infoppo_cli.eval.benchmarks import resolve_bench_names
+def parse_benches(selection: str, benches_file: str | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``"aime24,mine=x.jsonl"`` or ``"all"`` to (names, ``{name: file}`` of those given a file)."""
+    from infoppo_cli.eval.registry import parse_selection
 
-    return tuple(resolve_bench_names(selection))
+    chosen = parse_selection(selection, benches_file)
+    return tuple(chosen), {name: file for name, file in chosen.items() if file is not None}
 
 
 def default_out_dir(model: str | None, responses: str | None) -> Path:
@@ -191,12 +209,15 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
     """Settings from the options given (``None`` = not given), then, with ``resume``, those saved in
     ``out_dir``, then the defaults. ``options["benches"]`` is the raw ``--bench`` text."""
     chosen = {name: value for name, value in options.items() if value is not None}
+    given_benches = "benches" in chosen
     if resume:
         saved = saved_settings(out_dir)
         if saved is None:
             raise UsageError(
                 f"--resume: {Path(out_dir) / CONFIG_FILE} does not exist, so there is nothing to resume"
             )
+        if given_benches:  # a new --bench replaces the saved selection and its files
+            saved = {k: v for k, v in saved.items() if k not in ("bench_files", "data_file")}
         chosen = {**{k: v for k, v in saved.items() if v is not None}, **chosen}
     for name in _LOCAL_PATH_FIELDS:  # local paths: absolute, so --resume works anywhere
         if isinstance(chosen.get(name), str) and Path(chosen[name]).expanduser().exists():
@@ -207,10 +228,32 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
         trained = trained_response_length(chosen["model"])
         if trained is not None:
             chosen["max_tokens"] = trained
-    benches = chosen.pop("benches", ALL_BENCHES)
-    chosen["benches"] = parse_benches(benches if isinstance(benches, str) else ",".join(benches))
+    chosen["benches"], chosen["bench_files"] = _selection(chosen)
     known = {f.name for f in dataclasses.fields(EvalSettings)}
     return EvalSettings(**{name: value for name, value in chosen.items() if name in known})
+
+
+def _selection(chosen: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The names and files of the benchmarks: ``--bench`` as given (with ``--data-file``, its older
+    spelling of ``NAME=FILE``), else the saved ones (files saved beside their names), else the default."""
+    files = chosen.pop("bench_files", None) or {}
+    benches = chosen.pop("benches", None)
+    if benches is None:
+        text = ",".join(DEFAULT_BENCHES)
+    elif isinstance(benches, str):
+        text = benches
+    else:
+        text = ",".join(f"{name}={files[name]}" if name in files else name for name in benches)
+    data_file = chosen.pop("data_file", None)
+    if data_file is not None:
+        names, _ = parse_benches(text, chosen.get("benches_file"))
+        if len(names) != 1:
+            raise UsageError(
+                "--data-file replaces one benchmark's data: pass exactly one --bench with it "
+                "(or write each as --bench NAME=FILE)"
+            )
+        text = f"{names[0]}={data_file}"
+    return parse_benches(text, chosen.get("benches_file"))
 
 
 def _identity(settings: Mapping[str, Any]) -> dict[str, Any]:

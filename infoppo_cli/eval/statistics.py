@@ -1,6 +1,6 @@
 """Evaluation statistics: mean@k with its standard error, unbiased pass@k, maj@k, lengths and rates.
 
-Conventions (data-and-eval notes, section 4.9), for m problems where problem i has n_i graded
+Conventions, for m problems where problem i has n_i graded
 samples of which c_i are correct and p_i = c_i / n_i:
 
 * ``mean@k`` = mean_i p_i, in percent: the paper's headline number (Mean@16), the unbiased estimate
@@ -27,12 +27,13 @@ samples of which c_i are correct and p_i = c_i / n_i:
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from infoppo_cli.grading.canonical import vote_key
 
 
 @dataclass(frozen=True)
@@ -87,27 +88,13 @@ def pass_at_k_ladder(k_max: int) -> list[int]:
     return ks if ks[-1] == k_max else [*ks, k_max]
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
-
-
-def normalize_vote(extracted: str) -> str:
-    """The key under which an extracted answer votes in maj@k."""
-    text = re.sub(r"\s+", "", extracted).strip("$").rstrip(".")
-    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("{,}", "")
-    if _INTEGER.fullmatch(text.replace(",", "")):
-        return str(int(text.replace(",", "")))
-    return text
-
-
 _CORRECT_VOTE = "\0correct"
 
 
 def majority_correct(samples: Sequence[GradedSample]) -> float:
     """maj@k credit of one problem (1, 0 or 1/t for a t-way tie that includes the correct answer)."""
     votes = Counter(
-        _CORRECT_VOTE if s.correct else normalize_vote(s.extracted)
-        for s in samples
-        if s.extracted is not None
+        _CORRECT_VOTE if s.correct else vote_key(s.extracted) for s in samples if s.extracted is not None
     )
     if not votes:
         return 0.0

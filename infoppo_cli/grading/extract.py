@@ -5,12 +5,13 @@ The rules, in order (the README's "Grading" section shows one example of each):
 1. Only the final text counts: special tokens are dropped, and with a ``<think>`` block only the text after
    the last ``</think>``; an unclosed ``<think>`` holds no answer.
 2. The last ``\\boxed{}`` / ``\\fbox{}`` (brace-balanced; ``\\{`` does not close it). Boxes written next to it
-   in one final statement (``\\boxed{1}, \\boxed{2} and \\boxed{3}``: only commas, ``and``, ``$`` and
-   white space between them) are joined into one list, as math-verify's own tests expect; a box separated
-   from the last one by any other text is an earlier attempt and is ignored.
+   in one final statement (``\\boxed{1}, \\boxed{2} and \\boxed{3}``: only commas, ``and``, math
+   delimiters and white space between them) are joined into one list, as math-verify's own tests expect;
+   a box separated from the last one by any other text is an earlier attempt and is ignored.
 3. DAPO's last ``Answer:`` line (DAPO's prompt asks for it; verl's ``math_dapo.py`` reads the same line).
    An empty line after ``Answer:`` is followed to the next non-empty line, and display math opened on it
-   (``\\[`` or ``$$``) is followed onto the next lines until it closes.
+   (``\\[`` or ``$$``) is followed onto the next lines until it closes. Minerva's form of the line,
+   ``Final Answer: The final answer is X. I hope it is correct.``, gives ``X``.
    Between a box and an ``Answer:`` line, the one written later wins.
 4. Else the phrase "final answer is …" (lighteval's and math-verify's highest-priority anchor), up to the
    end of its line or "I hope it is correct".
@@ -27,10 +28,13 @@ from dataclasses import dataclass
 # Special tokens that survive decoding with skip_special_tokens=False (ChatML, Llama 3, DeepSeek, </s>).
 _SPECIAL_TOKEN = re.compile(r"<\|[^<>|\n]{1,64}\|>|<｜[^<>\n]{1,64}｜>|</s>")
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE_TOKEN = re.compile(r"\\[\\{}]|[{}]")  # an escaped brace or backslash is skipped whole
 _ANSWER_LINE = re.compile(r"\banswer\s*:[ \t]*\**[ \t]*([^\n]*)", re.IGNORECASE)
 _FINAL_PHRASE = re.compile(r"final answer is\s*:?[ \t]*([^\n]+)", re.IGNORECASE)
-_HOPE = re.compile(r"\.?\s*I hope it is correct.*$", re.IGNORECASE | re.S)
-_BETWEEN_JOINED_BOXES = re.compile(r"(?:\s|\$|,|\band\b|\\quad|\\,|\\text\{\s*and\s*\})*", re.IGNORECASE)
+_HOPE = re.compile(r"I hope it is correct", re.IGNORECASE)
+_BETWEEN_JOINED_BOXES = re.compile(
+    r"(?:\s|\$|\\[()\[\]]|,|\band\b|\\quad|\\,|\\text\{\s*and\s*\})*", re.IGNORECASE
+)
 _DISPLAY_OPENERS = {"\\[": "\\]", "$$": "$$"}
 _DELIMITED = re.compile(r"^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])$", re.S)
 
@@ -96,26 +100,33 @@ def clean_answer(span: str) -> str:
 
 
 def _box_contents(text: str) -> list[tuple[int, int, str | None]]:
-    """``(start, end, content)`` of every box, content ``None`` when its braces never close."""
-    boxes = []
-    for opening in _BOX_OPEN.finditer(text):
-        depth, index = 1, opening.end()
-        closed = None
-        while index < len(text):
-            char = text[index]
-            if char == "\\":  # \{ and \} are literal braces, not grouping
-                index += 2
-                continue
-            depth += {"{": 1, "}": -1}.get(char, 0)
-            if depth == 0:
-                closed = index
-                break
-            index += 1
-        if closed is None:
-            boxes.append((opening.start(), len(text), None))
-        else:
-            boxes.append((opening.start(), closed + 1, text[opening.end() : closed]))
-    return [box for box in boxes if not any(o[0] < box[0] < o[1] for o in boxes if o is not box)]
+    """``(start, end, content)`` of every outermost box, content ``None`` when its braces never close.
+
+    One pass over the braces counting depth, so linear in the text however many boxes are left open.
+    ``\\{``, ``\\}`` and ``\\\\`` are escapes, not grouping; a box opened inside another is part
+    of the outer one's content.
+    """
+    openings = {match.end() - 1: match.start() for match in _BOX_OPEN.finditer(text)}
+    if not openings:
+        return []
+    boxes: list[tuple[int, int, str | None]] = []
+    depth = 0
+    outer: tuple[int, int] | None = None  # (depth outside it, position of its brace) of the open box
+    for token in _BRACE_TOKEN.finditer(text):
+        position = token.start()
+        if token.group() == "{":
+            if outer is None and position in openings:
+                outer = (depth, position)
+            depth += 1
+        elif token.group() == "}" and depth > 0:
+            depth -= 1
+            if outer is not None and depth == outer[0]:
+                brace = outer[1]
+                boxes.append((openings[brace], position + 1, text[brace + 1 : position]))
+                outer = None
+    if outer is not None:
+        boxes.append((openings[outer[1]], len(text), None))
+    return boxes
 
 
 def _last_boxes(text: str) -> tuple[int, Extraction | None] | None:
@@ -126,14 +137,13 @@ def _last_boxes(text: str) -> tuple[int, Extraction | None] | None:
     start, _, content = boxes[-1]
     if content is None:  # the last box was never closed: the response was cut mid-answer
         return start, None
-    joined = [content]
+    joined = [content]  # last first
     for previous in reversed(boxes[:-1]):
         if previous[2] is None or not _BETWEEN_JOINED_BOXES.fullmatch(text[previous[1] : start]):
             break
-        joined.insert(0, previous[2])
+        joined.append(previous[2])
         start = previous[0]
-    contents = [part.strip() for part in joined]
-    answer = ", ".join(contents)
+    answer = ", ".join(part.strip() for part in reversed(joined))
     return start, Extraction("\\boxed{" + answer + "}", answer, "box")
 
 
@@ -148,6 +158,10 @@ def _last_answer_line(text: str) -> tuple[int, Extraction] | None:
     if not first_line.strip("*"):  # "Answer:" alone on its line: the answer is on the next one
         rest = rest.lstrip().lstrip("*")
         first_line = rest.split("\n", 1)[0].strip()
+    phrase = _FINAL_PHRASE.search(first_line)  # Minerva's "Final Answer: The final answer is 12."
+    first_line = _before_hope(phrase.group(1) if phrase else first_line)
+    if phrase is not None:
+        return last.start(), Extraction(first_line, "", "line")
     return last.start(), Extraction(_follow_display_math(rest.lstrip(), first_line), "", "line")
 
 
@@ -167,4 +181,13 @@ def _final_phrase(text: str) -> Extraction | None:
         pass
     if last is None:
         return None
-    return Extraction(_HOPE.sub("", last.group(1)).strip(), "", "phrase")
+    return Extraction(_before_hope(last.group(1)), "", "phrase")
+
+
+def _before_hope(text: str) -> str:
+    """``text`` up to Minerva's closing "I hope it is correct" and the full stop before it."""
+    hope = _HOPE.search(text)
+    if hope is None:
+        return text.strip()
+    before = text[: hope.start()].rstrip()  # rstrip, not a regex: linear in any run of white space
+    return before.removesuffix(".").strip()

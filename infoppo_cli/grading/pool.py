@@ -1,13 +1,18 @@
-"""Grading in worker processes with a hard per-response deadline, on pebble's ``ProcessPool``.
+"""Grading in worker processes with a hard per-response deadline.
 
 math-verify bounds its own work with ``signal.alarm``, which only works on a process's main thread and
-cannot interrupt a long computation inside C code. Workers grade on their main thread, and pebble gives
-every response a hard deadline on top: a worker that overruns is killed and replaced, and its response
-is marked ``timeout`` (the approach verl PR #5839 and Qwen2.5-Math's evaluation take). Workers are
-started with ``spawn`` (fresh interpreters, not forks) so that a caller's threads or CUDA context never
-leak into them; the reward function calls this from a worker thread of a vLLM actor. As with any
-``spawn`` pool, a script that grades at import time must guard its entry point with
-``if __name__ == "__main__":`` (the ``infoppo`` command, pytest and Ray's workers all do).
+cannot interrupt a long computation inside C code. Workers grade on their main thread, and the parent
+gives every task a hard deadline on top: a worker that overruns is killed and replaced, and its
+responses are marked ``timeout`` (the approach verl PR #5839 and Qwen2.5-Math's evaluation take). A
+worker killed from outside costs only its task, retried at once on the others
+(:mod:`~infoppo_cli.grading.workers` says why that needs a pipe per worker). Workers are started with
+``spawn`` (fresh interpreters, not forks) so that a caller's threads or CUDA context never leak into
+them; the reward function calls this from a worker thread of a vLLM actor. As with any ``spawn`` pool,
+a script that grades at import time must guard its entry point with ``if __name__ == "__main__":``
+(the ``infoppo`` command, pytest and Ray's workers all do).
+
+:meth:`GradingPool.explain` (and :func:`explain_many`) also return how each pair was read, computed in
+the worker under the same deadline, for ``infoppo grade --file``.
 """
 
 from __future__ import annotations
@@ -15,14 +20,20 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures import wait
 from typing import Any
 
-from infoppo_cli.grading.verify import DEFAULT_TIMEOUT, Verdict, grade_pair, inner_timeout_seconds
+from infoppo_cli.grading.verify import (
+    DEFAULT_TIMEOUT,
+    Reading,
+    Verdict,
+    grade_pair,
+    inner_timeout_seconds,
+    read_pair,
+)
+from infoppo_cli.grading.workers import Workers, WorkersClosed
 
 CHUNK = 8
 """Responses sent to a worker as one task: few, so that a stuck one delays few others (retried alone)."""
@@ -40,7 +51,6 @@ def default_workers() -> int:
 
 
 def _start_worker() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # verdicts carry the outcome
     grade_pair("\\boxed{1}", "1", 1)  # import and warm math-verify before the first deadline starts
 
@@ -49,8 +59,8 @@ def _grade_chunk(pairs: list[tuple[str, str]], inner_timeout: int) -> list[Verdi
     return [grade_pair(response, gold, inner_timeout) for response, gold in pairs]
 
 
-def _worker_pid() -> int:
-    return os.getpid()
+def _read_chunk(pairs: list[tuple[str, str]], inner_timeout: int) -> list[tuple[Verdict, Reading]]:
+    return [read_pair(response, gold, inner_timeout) for response, gold in pairs]
 
 
 class GradingPool:
@@ -66,7 +76,7 @@ class GradingPool:
         self.max_workers = max(1, workers or default_workers())
         self.timeout = float(timeout)
         self._inner_timeout = inner_timeout_seconds(self.timeout)
-        self._pool = None
+        self._workers: Workers | None = None
         self._lock = threading.Lock()
 
     def __enter__(self) -> GradingPool:
@@ -75,48 +85,36 @@ class GradingPool:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _processes(self) -> Any:
-        """The pebble pool, started anew when there is none or the last one broke.
-
-        pebble gives up on its whole pool when a worker dies while no task runs (killed from outside,
-        say); the tasks it held then fail and are retried on the new pool.
-        """
-        from pebble import ProcessPool
-
+    def _processes(self) -> Workers:
+        """The workers, started anew when there are none (or they were stopped)."""
         with self._lock:
-            if self._pool is not None and not self._pool.active:
-                _discard(self._pool)
-                self._pool = None
-            if self._pool is None:
-                self._pool = ProcessPool(
-                    max_workers=self.max_workers,
-                    initializer=_start_worker,
-                    context=multiprocessing.get_context("spawn"),
+            if self._workers is None or not self._workers.alive:
+                self._workers = Workers(
+                    self.max_workers, multiprocessing.get_context("spawn"), initializer=_start_worker
                 )
-            return self._pool
+            return self._workers
 
     def _schedule(self, function: Callable[..., Any], args: tuple = ()) -> Any:
         try:
-            return self._processes().schedule(function, args, timeout=self.timeout)
-        except RuntimeError:  # the pool broke since the check above: once more on a new one
-            return self._processes().schedule(function, args, timeout=self.timeout)
+            return self._processes().submit(function, args, self.timeout)
+        except WorkersClosed:  # closed by another thread since the check above: once more on new ones
+            return self._processes().submit(function, args, self.timeout)
 
     def start(self) -> None:
         """Start every worker now and wait until they are ready, instead of on first use."""
-        wait([self._schedule(_worker_pid) for _ in range(self.max_workers)])
+        self._processes().wait_ready()
 
     def worker_pids(self) -> list[int]:
-        """Process ids of the live workers (for diagnostics and tests; read from pebble's manager)."""
-        manager = getattr(getattr(self._pool, "_pool_manager", None), "worker_manager", None)
-        workers = getattr(manager, "workers", {})
-        return sorted(pid for pid, process in dict(workers).items() if process.is_alive())
+        """Process ids of the workers, replacements still starting included (for diagnostics, tests)."""
+        workers = self._workers
+        return workers.pids() if workers is not None else []
 
     def close(self) -> None:
         """Stop the workers (at once: a worker holds nothing that needs a clean exit)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            _discard(pool)
+            workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.close()
 
     def grade(
         self, pairs: Sequence[tuple[str, str]], on_done: Callable[[int], None] | None = None
@@ -126,56 +124,77 @@ class GradingPool:
         Identical pairs are graded once. ``on_done(n)`` is called whenever ``n`` more input pairs have
         their verdict (the ``n`` of all calls add up to ``len(pairs)``).
         """
+        return self._map(_grade_chunk, lambda verdict: verdict, pairs, on_done)
+
+    def explain(
+        self, pairs: Sequence[tuple[str, str]], on_done: Callable[[int], None] | None = None
+    ) -> list[tuple[Verdict, Reading | None]]:
+        """:meth:`grade` with how each pair was read, every step of it inside the deadline.
+
+        The reading is ``None`` where the pool decided the verdict: the worker overran the deadline or
+        died.
+        """
+        return self._map(_read_chunk, lambda verdict: (verdict, None), pairs, on_done)
+
+    def _map(
+        self,
+        task: Callable[[list[tuple[str, str]], int], list[Any]],
+        failed: Callable[[Verdict], Any],
+        pairs: Sequence[tuple[str, str]],
+        on_done: Callable[[int], None] | None,
+    ) -> list[Any]:
+        """``task`` over the distinct pairs, results in input order; ``failed`` turns the pool's own
+        timeout or error verdict into a result."""
         groups: dict[tuple[str, str], list[int]] = {}
         for position, (response, gold) in enumerate(pairs):
             groups.setdefault((str(response), str(gold)), []).append(position)
         unique = list(groups)
 
-        def finished(items: list[int], verdicts: list[Verdict]) -> None:
-            for item, verdict in zip(items, verdicts, strict=True):
+        def finished(items: list[int], outcomes: list[Any]) -> None:
+            for item, outcome in zip(items, outcomes, strict=True):
                 for position in groups[unique[item]]:
-                    results[position] = verdict
+                    results[position] = outcome
                 if on_done is not None:
                     on_done(len(groups[unique[item]]))
 
-        results: list[Verdict] = [_ERROR] * len(pairs)
+        results: list[Any] = [failed(_ERROR)] * len(pairs)
         if unique:
-            self._run(unique, finished)
+            self._run(unique, task, failed, finished)
         return results
 
     def _run(
-        self, items: list[tuple[str, str]], finished: Callable[[list[int], list[Verdict]], None]
+        self,
+        items: list[tuple[str, str]],
+        task: Callable[[list[tuple[str, str]], int], list[Any]],
+        failed: Callable[[Verdict], Any],
+        finished: Callable[[list[int], list[Any]], None],
     ) -> None:
         """Grade in chunks, each under the per-response deadline; the responses of a chunk that overran
         or lost its worker are retried one at a time, each with the full deadline again."""
         size = max(1, min(CHUNK, len(items) // (self.max_workers * 4)))
         chunks = [list(range(start, min(start + size, len(items)))) for start in range(0, len(items), size)]
         retry: list[int] = []
-        for chunk, future in self._submit(items, chunks):
+        for chunk, future in self._submit(task, items, chunks):
             if future.exception() is None:
                 finished(chunk, future.result())
             elif len(chunk) == 1 and isinstance(future.exception(), FutureTimeout):
-                finished(chunk, [_TIMEOUT])  # it had the whole deadline to itself
+                finished(chunk, [failed(_TIMEOUT)])  # it had the whole deadline to itself
             else:
                 retry.extend(chunk)
-        for chunk, future in self._submit(items, [[item] for item in retry]):
-            finished(chunk, future.result() if future.exception() is None else [_failure(future)])
+        for chunk, future in self._submit(task, items, [[item] for item in retry]):
+            finished(chunk, future.result() if future.exception() is None else [failed(_failure(future))])
 
     def _submit(
-        self, items: list[tuple[str, str]], chunks: list[list[int]]
+        self,
+        task: Callable[[list[tuple[str, str]], int], list[Any]],
+        items: list[tuple[str, str]],
+        chunks: list[list[int]],
     ) -> Iterator[tuple[list[int], Any]]:
         """Schedule every chunk now; yield each with its finished future, in order."""
-        futures = [
-            self._schedule(_grade_chunk, ([items[i] for i in chunk], self._inner_timeout)) for chunk in chunks
-        ]
+        futures = [self._schedule(task, ([items[i] for i in chunk], self._inner_timeout)) for chunk in chunks]
         for chunk, future in zip(chunks, futures, strict=True):
             future.exception()  # waits for this one; the later ones keep running meanwhile
             yield chunk, future
-
-
-def _discard(pool: Any) -> None:
-    pool.stop()
-    pool.join()
 
 
 def _failure(future: Any) -> Verdict:
@@ -198,6 +217,23 @@ def grade_many(
     """
     if not pairs:
         return []
-    distinct = len(set(pairs))
-    with GradingPool(workers=min(workers or default_workers(), distinct), timeout=timeout) as pool:
+    with _pool_for(pairs, workers, timeout) as pool:
         return pool.grade(pairs, on_done=on_done)
+
+
+def explain_many(
+    pairs: Sequence[tuple[str, str]],
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    on_done: Callable[[int], None] | None = None,
+) -> list[tuple[Verdict, Reading | None]]:
+    """:func:`grade_many` with how each pair was read (see :meth:`GradingPool.explain`)."""
+    if not pairs:
+        return []
+    with _pool_for(pairs, workers, timeout) as pool:
+        return pool.explain(pairs, on_done=on_done)
+
+
+def _pool_for(pairs: Sequence[tuple[str, str]], workers: int | None, timeout: float) -> GradingPool:
+    """A pool for one batch: no more workers than distinct pairs."""
+    return GradingPool(workers=min(workers or default_workers(), len(set(pairs))), timeout=timeout)

@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import iter_jsonl
 from infoppo_cli.errors import UsageError
-from infoppo_cli.grading.extract import extract
-from infoppo_cli.grading.pool import grade_many
-from infoppo_cli.grading.verify import REASONS, normalise_answer
+from infoppo_cli.grading.pool import explain_many
+from infoppo_cli.grading.verify import REASONS
+from infoppo_cli.records import iter_jsonl
 
 ONLY = ("wrong", "correct", "changed", *REASONS[2:])
 """What ``--only`` may select: a verdict's reason, or the cases whose verdict changed."""
@@ -27,11 +26,15 @@ ONLY = ("wrong", "correct", "changed", *REASONS[2:])
 
 @dataclass(frozen=True)
 class Case:
-    """One re-graded sample: where it came from, what was read, and the verdicts before and now."""
+    """One re-graded sample: where it came from, what was read, and the verdicts before and now.
+
+    ``gold_normalised``, ``span`` and ``source`` are ``None`` when the grading deadline passed (or the
+    worker died) before the sample was read.
+    """
 
     where: str
     gold: str
-    gold_normalised: str
+    gold_normalised: str | None
     span: str | None
     source: str | None
     extracted: str | None
@@ -93,21 +96,20 @@ def review_samples(
     timeout: float | None = None,
     on_done: Callable[[int], None] | None = None,
 ) -> Review:
-    """Re-grade every row (in worker processes, with the usual deadline)."""
+    """Re-grade every row in worker processes: reading and grading alike run under the deadline."""
     pairs = [(row["response"], row["gold"]) for row in rows]
     options = {} if timeout is None else {"timeout": timeout}
-    verdicts = grade_many(pairs, workers=workers, on_done=on_done, **options)
+    outcomes = explain_many(pairs, workers=workers, on_done=on_done, **options)
     cases = []
-    for row, verdict in zip(rows, verdicts, strict=True):
-        found = extract(row["response"])
+    for row, (verdict, reading) in zip(rows, outcomes, strict=True):
         stored = row.get("correct")
         cases.append(
             Case(
                 where=_where(row),
                 gold=row["gold"],
-                gold_normalised=normalise_answer(row["gold"]),
-                span=found.span if found else None,
-                source=found.source if found else None,
+                gold_normalised=reading.gold_normalised if reading else None,
+                span=reading.span if reading else None,
+                source=reading.source if reading else None,
                 extracted=verdict.extracted,
                 correct=verdict.correct,
                 reason=verdict.reason,

@@ -54,6 +54,12 @@ POLICY: dict[str, str] = {
     "no anchor, no answer": (
         "Only a box, an Answer: line or 'final answer is' is read; a bare number in the text is never taken."
     ),
+    "overlong answers": (
+        "An answer longer than 1,000 characters (or four times the gold, when that is longer) is wrong "
+        "without being parsed: no competition answer is written so (verl's math_dapo reads only a "
+        "response's last 300 characters for the same reason), and math-verify can take seconds on such "
+        "text, a collapsing policy's output."
+    ),
 }
 """Every grading decision where the field differs, in one place (tests/grading/test_verify.py tests each)."""
 
@@ -72,8 +78,9 @@ _UNIT_WORDS = (
     r"months?|years?|ways?|people|students?|integers?|numbers?|points?|marbles?|coins?|pounds?|lbs?|kg|"
     r"grams?|g|liters?|ml|percent(?:age)?|pct)"
 )
+_SPACING = r"(?:\s|\\[,;:! ]|~)*"  # white space and LaTeX's spacing commands
 _TRAILING_UNIT = re.compile(
-    r"(?<=[\d}])\s*(?:\\(?:text|mathrm|textnormal|mbox|textrm|rm)\s*\{\s*[A-Za-z][A-Za-z .]*\}"
+    rf"(?<=[\d}}]){_SPACING}(?:\\(?:text|mathrm|textnormal|mbox|textrm|rm)\s*\{{\s*[A-Za-z][A-Za-z .]*\}}"
     rf"|(?<![A-Za-z]){_UNIT_WORDS}(?:\b\.?|(?=[²³])))(?:\s*\^\s*\{{?[23]\}}?|[²³])?\s*$",
     re.IGNORECASE,
 )
@@ -106,8 +113,8 @@ def _collapse(text: str) -> str:
 
 
 def _strip_decoration(text: str) -> str:
-    text = _DEGREES.sub("", text).strip()
-    text = _MODULUS.sub("", text).strip()
+    text = _DEGREES.sub("", text).strip().replace("\\varnothing", "\\emptyset")
+    text = _MODULUS.sub("", text).strip().replace("\\bmod", "\\mod")  # math-verify reads \mod only
     if "\\equiv" in text:
         text = _CONGRUENCE.sub("", text).strip()
     text = _PERCENT.sub("", text).strip()
@@ -197,15 +204,24 @@ def parse_prediction(
     if found.source != "box" and _has_prose(found.span):
         from math_verify import parse
 
-        sentence = "Answer: " + found.span
+        sentence = "Final Answer: " + found.span  # the anchor of math-verify's "final answer … is X"
         parsed = parse(sentence, _sentence_configs(), parsing_timeout=inner_timeout, raise_on_error=True)
         return found.span, parsed
     return normalised, _parse(latex_span(normalised), False, inner_timeout)
 
 
+_DELIMITED_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
+_TEXT_GROUP = re.compile(r"\\text\{[^{}]*\}")
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+
+
 def _has_prose(span: str) -> bool:
-    outside_math = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", " ", span, flags=re.S)
-    return outside_math != span and len(re.findall(r"[A-Za-z]{3,}", outside_math)) >= 1
+    """Whether an answer line is a sentence: a word around delimited math, or (with no delimited math)
+    two words outside ``\\text{}``, as in "Jane started growing Sphere 3 hours ago"."""
+    outside_math = _DELIMITED_MATH.sub(" ", span)
+    if outside_math != span:
+        return len(re.findall(r"[A-Za-z]{3,}", outside_math)) >= 1
+    return len(_WORD.findall(_TEXT_GROUP.sub(" ", span))) >= 2
 
 
 def equivalent(gold: list[Any], prediction: list[Any], inner_timeout: int | None) -> bool:
@@ -239,6 +255,9 @@ class Reading:
 
 REASONS = ("correct", "wrong", "no_answer", "timeout", "error")
 """Every value :attr:`Verdict.reason` can take."""
+
+MAX_ANSWER_CHARS = 1000
+"""The longest answer math-verify is asked to read (see ``POLICY["overlong answers"]``)."""
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds one response may take to grade before it is marked ``timeout`` (the one hard deadline)."""
@@ -277,6 +296,8 @@ def read_pair(response: str, gold: str, inner_timeout: int | None) -> tuple[Verd
         reading = Reading(found.span, found.source, gold_normalised, shown(gold_parsed), None, None)
         if not gold_parsed:
             return Verdict(False, found.answer, "error"), reading
+        if len(found.answer) > max(MAX_ANSWER_CHARS, 4 * len(gold_normalised)):
+            return Verdict(False, found.answer, "wrong"), reading
         normalised, prediction = parse_prediction(found, is_integer_answer(gold), inner_timeout)
         reading = Reading(
             found.span, found.source, gold_normalised, shown(gold_parsed), normalised, shown(prediction)

@@ -1,7 +1,8 @@
 """The information clock of one response: rho, Gamma_info(0, t) and the adaptive clip bounds per token.
 
-All maths comes from :mod:`infoppo_cli.infotime` (the trainer's own functions); the defaults are the
-``infoppo`` method's settings in ``presets/methods.toml``.
+All maths comes from :mod:`infoppo_cli.infotime` (the trainer's own functions); the settings
+(:class:`~infoppo_cli.inspect.settings.ClockSettings`) default to the ``infoppo`` method's in
+``presets/methods.toml``.
 """
 
 from __future__ import annotations
@@ -11,47 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from infoppo_cli import infotime
-from infoppo_cli.errors import UsageError
-
-METHOD = "infoppo"
-# The paper's defaults, used only if methods.toml stops naming one (it is being split into components).
-_PAPER = {"gamma": 0.999, "eps_low": 10.0, "eps_high": 20.0, "norm": "batch"}
-
-
-@dataclass(frozen=True)
-class ClockSettings:
-    """How entropies become the clock: ``norm`` mode, ``gamma`` and the adaptive clip's epsilons."""
-
-    norm: str = _PAPER["norm"]
-    gamma: float = _PAPER["gamma"]
-    eps_low: float = _PAPER["eps_low"]
-    eps_high: float = _PAPER["eps_high"]
-
-    def __post_init__(self) -> None:
-        if self.norm not in infotime.NORM_MODES:
-            raise UsageError(f"--norm must be one of {', '.join(infotime.NORM_MODES)}, got {self.norm!r}")
-        try:
-            infotime.validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
-        except ValueError as exc:
-            raise UsageError(str(exc).replace("gamma", "--gamma").replace("eps_", "--eps-")) from None
-
-
-def method_defaults() -> dict[str, object]:
-    """The ``infoppo`` method's gamma, eps_low_info, eps_high_info and norm, read defensively through
-    ``infoppo_cli.train.methods`` (each falls back to the paper's value if the method no longer sets it)."""
-    try:
-        from infoppo_cli.train.methods import method
-    except ImportError:  # older layout: presets.method
-        from infoppo_cli.train.presets import method  # type: ignore[attr-defined,no-redef]
-    chosen = method(METHOD)
-    flags = getattr(chosen, "openrlhf", {}) or {}
-    settings = getattr(chosen, "infotime", {}) or {}
-    return {
-        "gamma": float(flags.get("algo.advantage.gamma", _PAPER["gamma"])),
-        "eps_low": float(settings.get("eps_low_info", _PAPER["eps_low"])),
-        "eps_high": float(settings.get("eps_high_info", _PAPER["eps_high"])),
-        "norm": str(settings.get("norm", _PAPER["norm"])),
-    }
+from infoppo_cli.inspect.settings import ClockSettings
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ class Policy:
     tokenizer: Any
     device: torch.device
     vocab_size: int
+    max_positions: int | None = None
+    """The config's ``max_position_embeddings``: the longest sequence the model was built for."""
 
     def release(self) -> None:
         """Free the weights (the tokenizer and the vocabulary size stay)."""
@@ -56,9 +58,16 @@ class Policy:
 
 @contextmanager
 def _loading(name: str) -> Iterator[None]:
+    """Loading failures as one line; a Hub model without network fails at once (``eval.hub``)."""
+    from infoppo_cli.eval.hub import hub_error, hub_unavailable, is_local
+
+    if not is_local(name):
+        hub_unavailable()
     try:
         yield
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
+        if not is_local(name):
+            raise hub_error(f"the model {name}", exc, "pass --model DIR, a downloaded copy") from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"cannot load the model {name}: {first}") from None
 
@@ -85,7 +94,9 @@ def load_policy(name: str, device: str | None = None, dtype: torch.dtype | None 
     with _loading(name):
         model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
-    return Policy(name, model.to(chosen).eval(), tokenizer, chosen, vocab_size)
+    positions = getattr(model.config, "max_position_embeddings", None)
+    limit = positions if isinstance(positions, int) and positions > 0 else None
+    return Policy(name, model.to(chosen).eval(), tokenizer, chosen, vocab_size, limit)
 
 
 def policy_identity(name: str) -> str:

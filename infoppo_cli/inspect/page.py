@@ -146,12 +146,13 @@ def render_page(responses: Sequence[Inspected], summary: dict[str, object]) -> s
     )
     legend = "".join(f'<span style="background:{colour(x / 4)}">{x / 4:.2f}</span>' for x in range(5))
     settings = html.escape(json.dumps(summary.get("settings", {})))
+    warnings = "".join(f"<p><b>warning:</b> {html.escape(str(w))}</p>" for w in summary.get("warnings") or [])
     return (
         '<!doctype html><html><head><meta charset="utf-8"><title>infoppo inspect</title>'
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>Information clock of {html.escape(str(summary.get('model')))}</h1>"
         f'<p class="legend">token colour = ρ: {legend} · hover a token for its numbers</p>'
-        f"<p><code>{settings}</code></p>{note}{_list(shown)}"
+        f"<p><code>{settings}</code></p>{warnings}{note}{_list(shown)}"
         f'{"".join(_section(i, r) for i, r in enumerate(shown))}<div id="tip"></div>'
         f"<script>{_SCRIPT}</script></body></html>"
     )

@@ -1,21 +1,21 @@
 """The responses to inspect: an ``infoppo eval`` ``samples.jsonl`` or any JSONL with ``prompt`` and
-``response`` (and optionally ``id`` and ``correct``).
+``response`` (and optionally ``id``, and ``correct`` or a ``gold`` answer to grade the response by).
 
 An eval ``samples.jsonl`` stores no prompt text, only ``bench`` and ``id``: the problems are read back
-from the benchmark the evaluation used (``eval_config.json`` beside the file names its ``--data-file``).
+from the benchmark the evaluation used (``eval_config.json`` beside the file names its local files).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import iter_jsonl
 from infoppo_cli.errors import UsageError
-
-EVAL_CONFIG = "eval_config.json"
+from infoppo_cli.eval.settings import CONFIG_FILE
+from infoppo_cli.eval.text import valid_text
+from infoppo_cli.records import iter_jsonl
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,25 @@ def read_items(path: str | Path, max_responses: int | None = None) -> list[Item]
     problems = _eval_problems(path, rows) if any("prompt" not in row for _, row in rows) else {}
     items = [_item(path, number, row, problems) for number, row in rows]
     _check_unique(path, items)
-    return items
+    return _graded(items, [row for _, row in rows])
+
+
+def _graded(items: list[Item], rows: list[dict[str, Any]]) -> list[Item]:
+    """Items whose row has no ``correct`` but a ``gold`` answer, graded as training grades them."""
+    ungraded = [
+        index
+        for index, (item, row) in enumerate(zip(items, rows, strict=True))
+        if item.correct is None and isinstance(row.get("gold"), str | int | float)
+    ]
+    if not ungraded:
+        return items
+    from infoppo_cli.grading import grade_many
+
+    pairs = [(items[i].response, str(rows[i]["gold"])) for i in ungraded]
+    graded = list(items)
+    for index, verdict in zip(ungraded, grade_many(pairs), strict=True):
+        graded[index] = replace(items[index], correct=verdict.correct)
+    return graded
 
 
 def _item(path: Path, number: int, row: dict[str, Any], problems: dict[tuple[str, str], str]) -> Item:
@@ -67,7 +85,9 @@ def _item(path: Path, number: int, row: dict[str, Any], problems: dict[tuple[str
         prompt = problems[(str(row["bench"]), str(row["id"]))]
         row_id = f"{row['bench']}/{row['id']}#{row.get('sample', 0)}"
     correct = row.get("correct")
-    return Item(row_id, prompt, response, correct if isinstance(correct, bool) else None)
+    # a lone surrogate (JSON "\ud800") is repaired here: no tokenizer or UTF-8 writer accepts it
+    verdict = correct if isinstance(correct, bool) else None
+    return Item(valid_text(row_id), valid_text(prompt), valid_text(response), verdict)
 
 
 def _check_unique(path: Path, items: list[Item]) -> None:
@@ -85,12 +105,12 @@ def _eval_problems(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[t
             raise UsageError(
                 f"{path}, line {number} has no 'prompt' (nor the 'bench' and 'id' of an infoppo eval sample)"
             )
-    from infoppo_cli.eval.benchmarks import load_bench  # only for eval files, which carry no prompt text
+    from infoppo_cli.eval.outdir import load_saved_bench  # only for eval files, which carry no prompt text
 
-    data_file = _eval_data_file(path)
+    settings = _eval_settings(path)
     problems: dict[tuple[str, str], str] = {}
     for bench in sorted({str(row["bench"]) for _, row in rows if "prompt" not in row}):
-        problems.update({(bench, p.id): p.problem for p in load_bench(bench, data_file)})
+        problems.update({(bench, p.id): p.problem for p in load_saved_bench(settings, bench)})
     missing = [
         (n, r) for n, r in rows if "prompt" not in r and (str(r["bench"]), str(r["id"])) not in problems
     ]
@@ -102,7 +122,7 @@ def _eval_problems(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[t
 
 def _eval_settings(path: Path) -> dict[str, Any]:
     """The settings of the ``infoppo eval`` run that wrote ``path`` (empty when there is none)."""
-    config = Path(path).parent / EVAL_CONFIG
+    config = Path(path).parent / CONFIG_FILE
     if not config.is_file():
         return {}
     try:
@@ -112,10 +132,6 @@ def _eval_settings(path: Path) -> dict[str, Any]:
     if not isinstance(settings, dict):
         raise UsageError(f"{config} is not an infoppo eval configuration")
     return settings
-
-
-def _eval_data_file(path: Path) -> str | None:
-    return _eval_settings(path).get("data_file")
 
 
 def eval_template(path: str | Path) -> str | None:

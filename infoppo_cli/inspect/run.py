@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -19,37 +19,24 @@ from infoppo_cli.inspect.clock import ClockSettings, clock, file_max_entropy
 from infoppo_cli.inspect.figures import write_figure
 from infoppo_cli.inspect.page import render_page
 from infoppo_cli.inspect.responses import Item, read_items
+from infoppo_cli.inspect.settings import InspectSettings
 from infoppo_cli.inspect.store import EntropyStore, item_key
-from infoppo_cli.inspect.tokens import Inspected, clock_drift, clock_summary, token_table, top_tokens
+from infoppo_cli.inspect.token_text import token_decoder
+from infoppo_cli.inspect.tokens import (
+    Inspected,
+    clock_drift,
+    clock_summary,
+    figure_min_count,
+    token_table,
+    top_tokens,
+)
 
 OUTPUTS = ("tokens.parquet", "top_tokens.csv", "entropy_tokens.png", "index.html", "summary.json")
 
 Progress = Callable[[str, int, int], None]
 """``progress(model, responses_done, responses_total)``, called after every batch."""
-
-
-@dataclass(frozen=True)
-class InspectSettings:
-    """Everything ``infoppo inspect`` was asked to do."""
-
-    model: str
-    responses: str
-    compare: str | None = None
-    template: str = "dapo"
-    clock: ClockSettings = field(default_factory=ClockSettings)
-    min_count: int = 100
-    top: int = 100
-    max_responses: int | None = None
-    batch_tokens: int = 8192
-
-    def __post_init__(self) -> None:
-        from infoppo_cli.data.templates import check_template
-
-        check_template(self.template)
-        for name in ("min_count", "top", "max_responses", "batch_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+Warn = Callable[[str], None]
+"""``warn(message)``: something the outputs cannot show, said as soon as it is known."""
 
 
 def default_out_dir(responses: str | Path) -> Path:
@@ -111,47 +98,79 @@ def _clocks(values: list[torch.Tensor], settings: ClockSettings, vocab_size: int
     return [clock(h, settings, vocab_size, top) for h in values]
 
 
-def _decoder(tokenizer) -> Callable[[Sequence[int]], list[str]]:
-    cache: dict[int, str] = {}
+def too_long(policy: fwd.Policy, tokenized: Sequence[fwd.Tokenized]) -> str | None:
+    """A warning when some responses (with their prompts) pass the model's
+    ``max_position_embeddings``: their later entropies come from positions it was not built for."""
+    limit = policy.max_positions
+    if limit is None:
+        return None
+    lengths = [len(t.prompt_ids) + len(t.response_ids) for t in tokenized]
+    over = [n for n in lengths if n > limit]
+    if not over:
+        return None
+    return (
+        f"{len(over)} of {len(lengths)} responses (prompt included, up to {max(over):,} tokens) are longer "
+        f"than {policy.name}'s max_position_embeddings ({limit:,}); their entropies past that position "
+        "come from positions the model was not built for"
+    )
 
-    def decode(ids: Sequence[int]) -> list[str]:
-        for token_id in ids:
-            if token_id not in cache:
-                cache[token_id] = tokenizer.decode([token_id])
-        return [cache[i] for i in ids]
 
-    return decode
+class Warnings(list):
+    """The warnings of one inspection: kept for summary.json, and passed on to ``warn`` at once."""
+
+    def __init__(self, warn: Warn | None) -> None:
+        super().__init__()
+        self.warn = warn
+
+    def add(self, message: str | None) -> None:
+        if message is None:
+            return
+        self.append(message)
+        if self.warn is not None:
+            self.warn(message)
 
 
-def run_inspect(settings: InspectSettings, out: Path, progress: Progress) -> dict[str, object]:
-    """Inspect ``settings.responses`` and write the outputs into ``out``; returns the summary."""
+def run_inspect(
+    settings: InspectSettings, out: Path, progress: Progress, warn: Warn | None = None
+) -> dict[str, object]:
+    """Inspect ``settings.responses`` and write the outputs into ``out``; returns the summary (its
+    ``warnings`` were also given to ``warn`` as they came up)."""
+    warnings = Warnings(warn)
     items = read_items(settings.responses, settings.max_responses)
     policy = fwd.load_policy(settings.model)
     _check_same_tokenizer(settings, policy.tokenizer)
     tokenized = rendered_prompts(policy.tokenizer, items, settings.template)
+    warnings.add(too_long(policy, tokenized))
     clocks = _clocks(entropies(policy, tokenized, settings, out, progress), settings.clock, policy.vocab_size)
     compared = [None] * len(items)
     if settings.compare is not None:
         other = fwd.load_policy(settings.compare)
+        if other.max_positions != policy.max_positions:
+            warnings.add(too_long(other, tokenized))
         values = entropies(other, tokenized, settings, out, progress)
         compared = _clocks(values, settings.clock, other.vocab_size)
-    decode = _decoder(policy.tokenizer)
+    decode = token_decoder(policy.tokenizer)
     inspected = [
         Inspected(item.id, decode(t.response_ids), c, item.correct, d)
         for item, t, c, d in zip(items, tokenized, clocks, compared, strict=True)
     ]
-    return write_outputs(inspected, settings, out)
+    return write_outputs(inspected, settings, out, warnings)
 
 
-def write_outputs(inspected: list[Inspected], settings: InspectSettings, out: Path) -> dict[str, object]:
+def write_outputs(
+    inspected: list[Inspected], settings: InspectSettings, out: Path, warnings: Warnings | None = None
+) -> dict[str, object]:
     """tokens.parquet, top_tokens.csv, entropy_tokens.png, summary.json and index.html, each atomically."""
+    warnings = warnings if warnings is not None else Warnings(None)
     out.mkdir(parents=True, exist_ok=True)
     table = token_table(inspected)
     with atomic_writer(out / "tokens.parquet", "wb") as handle:
         pq.write_table(table, handle)
-    ranking = top_tokens(table, settings.top, settings.min_count)
+    min_count, note = figure_min_count(table, settings.top, settings.min_count)
+    warnings.add(note)
+    ranking = top_tokens(table, settings.top, min_count)
     atomic_write_text(out / "top_tokens.csv", _csv(ranking.to_pylist()))
-    figure = write_figure(ranking, out / "entropy_tokens.png", settings.min_count)
+    figure = write_figure(ranking, out / "entropy_tokens.png", min_count)
     summary = {
         "model": settings.model,
         "responses_file": str(settings.responses),
@@ -159,11 +178,12 @@ def write_outputs(inspected: list[Inspected], settings: InspectSettings, out: Pa
         "settings": {
             **asdict(settings.clock),
             "template": settings.template,
-            "min_count": settings.min_count,
+            "min_count": min_count,
             "top": settings.top,
         },
         **clock_summary([r.clock for r in inspected]),
         "top_tokens": {"listed": ranking.num_rows, "figure": figure},
+        "warnings": list(warnings),
     }
     if settings.compare is not None:
         summary["compare"] = {

@@ -2,20 +2,22 @@
 
 Entropies depend only on the model and the token ids, not on ``--norm``, ``--gamma`` or the clip
 epsilons, so a rerun with other settings, or after an interruption, computes only what is missing.
-Each model has its own file under ``OUT/.inspect-cache/``; a torn last line (a crash mid-write) is
-dropped and cut off before the next append.
+Each model has its own file under ``OUT/.inspect-cache/``, an append-only log
+(:mod:`infoppo_cli.records.jsonl`): a torn last line (a crash mid-write) is dropped and cut off before
+the next append.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from infoppo_cli.inspect.entropy import Tokenized
+from infoppo_cli.records import JsonlLog
 
 CACHE_DIR = ".inspect-cache"
 
@@ -32,47 +34,22 @@ class EntropyStore:
     def __init__(self, out_dir: Path, identity: str) -> None:
         tag = hashlib.sha256(identity.encode()).hexdigest()[:16]
         self.path = Path(out_dir) / CACHE_DIR / f"entropy-{tag}.jsonl"
-        self.saved: dict[str, torch.Tensor] = {}
-        if self.path.exists():
-            self._load()
-
-    def _load(self) -> None:
-        good_bytes = 0
-        with open(self.path, "rb") as handle:
-            lines = handle.readlines()
-        for raw in lines:
-            parsed = _entry(raw)
-            if parsed is None or not raw.endswith(b"\n"):
-                break
-            self.saved[parsed["key"]] = torch.tensor(parsed["entropy"], dtype=torch.float32)
-            good_bytes += len(raw)
-        if good_bytes < self.path.stat().st_size:
-            os.truncate(self.path, good_bytes)
+        other = "another `infoppo inspect` writing to the same --out"
+        self._log = JsonlLog(self.path, "entropy entry", other)
+        self.saved: dict[str, torch.Tensor] = dict(entry for _, entry in self._log.read(_entry))
 
     def add(self, keys: list[str], entropies: list[torch.Tensor]) -> None:
         """Append one batch and flush it to disk."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [
-            json.dumps({"key": key, "entropy": [round(float(v), 7) for v in h]}) + "\n"
+        self._log.append(
+            json.dumps({"key": key, "entropy": [round(float(v), 7) for v in h]})
             for key, h in zip(keys, entropies, strict=True)
-        ]
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write("".join(lines))
-            handle.flush()
-            os.fsync(handle.fileno())
+        )
         for key, h in zip(keys, entropies, strict=True):
             self.saved[key] = h.float()
 
 
-def _entry(raw: bytes) -> dict | None:
-    """One stored line parsed, or ``None`` when it is torn or not an entry."""
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    ok = (
-        isinstance(value, dict)
-        and isinstance(value.get("key"), str)
-        and isinstance(value.get("entropy"), list)
-    )
-    return value if ok else None
+def _entry(record: dict[str, Any]) -> tuple[str, torch.Tensor]:
+    """One stored line as ``(key, entropies)``; ``ValueError`` for a record that is not an entry."""
+    if not isinstance(record.get("key"), str) or not isinstance(record.get("entropy"), list):
+        raise ValueError("no text key and list of entropies")
+    return record["key"], torch.tensor(record["entropy"], dtype=torch.float32)

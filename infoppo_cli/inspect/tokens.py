@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from infoppo_cli.inspect.clock import Clock
+from infoppo_cli.inspect.settings import PAPER_MIN_COUNT
 
 PERCENTILES = (10, 25, 50, 75, 90, 99)
 CLOCK_COLUMNS = ("entropy", "rho", "gamma_info", "clip_low", "clip_high")
@@ -50,6 +51,42 @@ def token_table(responses: Sequence[Inspected]) -> pa.Table:
 def _column(tensors) -> pa.Array:
     parts = [t.numpy().astype(np.float32) for t in tensors]
     return pa.array(np.concatenate(parts) if parts else np.zeros(0, np.float32))
+
+
+def token_counts(table: pa.Table) -> list[int]:
+    """How often each distinct token occurs, most frequent first."""
+    counts = table.group_by("token").aggregate([("token", "count")])["token_count"].to_pylist()
+    return sorted(counts, reverse=True)
+
+
+def figure_min_count(table: pa.Table, top: int, given: int | None) -> tuple[int, str | None]:
+    """The count a token needs to enter Figure 2, and what a reader should know about it.
+
+    Given: that count, with a note when no token reaches it. Not given: the paper's 100, lowered on
+    a file too small for ``top`` tokens to reach it, down to the count of its ``top``-th most
+    frequent token (and the note says so)."""
+    counts = token_counts(table)
+    most = counts[0] if counts else 0
+    tokens = f"{table.num_rows:,} tokens, the most frequent seen {_times(most)}"
+    if given is not None:
+        if most >= given:
+            return given, None
+        return given, (
+            f"no token is seen {given} times (--min-count) in {tokens}: top_tokens.csv and Figure 2 are "
+            "empty; lower --min-count"
+        )
+    reached = counts[min(top, len(counts)) - 1] if counts else 1
+    threshold = max(1, min(PAPER_MIN_COUNT, reached))
+    if threshold == PAPER_MIN_COUNT:
+        return threshold, None
+    return threshold, (
+        f"Figure 2 counts tokens seen at least {_times(threshold)}, not the paper's {PAPER_MIN_COUNT}: "
+        f"the file is small ({tokens}); pass --min-count to choose"
+    )
+
+
+def _times(count: int) -> str:
+    return f"{count} time" if count == 1 else f"{count} times"
 
 
 def top_tokens(table: pa.Table, top: int, min_count: int) -> pa.Table:

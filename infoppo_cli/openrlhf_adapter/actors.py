@@ -12,30 +12,15 @@ from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 from infoppo_cli.openrlhf_adapter.checkpoints import rotate_hf_copies
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
-from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, step_record
+from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN, TrainMetricsLog, step_record
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
-from infoppo_cli.openrlhf_adapter.reward_func import reward_style
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
-from infoppo_cli.openrlhf_adapter.step_metrics import (
-    ClipLoggingLoss,
-    RolloutRecorder,
-    add_entropy_diagnostics,
-    install_clip_logging,
-)
+from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 
 # Ray actor classes cannot be subclassed through their remote wrapper; the class underneath can.
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__
 _UpstreamTrainer = PPOTrainer.__ray_actor_class__
-
-
-def _loss_chain(trainer: Any) -> list[Any]:
-    """The actor's loss and every loss it wraps (``.inner``), outermost first."""
-    chain, loss = [], getattr(trainer, "actor_loss_fn", None)
-    while loss is not None:
-        chain.append(loss)
-        loss = getattr(loss, "inner", None)
-    return chain
 
 
 @ray.remote(num_gpus=1)
@@ -53,7 +38,6 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         install_chunked_entropy(settings.entropy_chunk_size, entropy_gradient=bonus)
         super().init_model_from_pretrained(strategy, *args, **kwargs)
         install_info_loss(self.trainer, settings)
-        install_clip_logging(self.trainer)
 
     def save_checkpoint(self, tag, client_states=None, metric_value=None, metric_key=None):
         """Upstream's save, with the per-step HF copies rotated like the DeepSpeed checkpoints."""
@@ -96,16 +80,20 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         return {
             "experience_fields": [f for f in (OLD_ENTROPY, INFO_RHO) if f in Experience.__dataclass_fields__],
             "chunked_entropy": bool(getattr(actor_module.compute_entropy, "_infoppo_chunked", False)),
-            "info_policy_loss": any(isinstance(loss, InfoPolicyLoss) for loss in _loss_chain(trainer)),
-            "clip_logging": any(isinstance(loss, ClipLoggingLoss) for loss in _loss_chain(trainer)),
+            "info_policy_loss": isinstance(getattr(trainer, "actor_loss_fn", None), InfoPolicyLoss),
             "class": type(self).__name__,
         }
 
 
+class _StepBudgetSpent(Exception):
+    """Raised from the sample generator once the run has made its planned RL steps."""
+
+
 @ray.remote
 class InfoPPOTrainer(_UpstreamTrainer):
-    """The single controller: infoppo's experience maker (InfoPPO, DAPO-FT) and ``metrics.jsonl``
-    (every method, so baselines are logged the same way)."""
+    """The single controller: infoppo's experience maker (InfoPPO, DAPO-FT), ``metrics.jsonl`` (every
+    method, so baselines are logged the same way), and the run's length: exactly ``rl_steps`` RL
+    steps, the base model evaluated first (step 0) and the last step evaluated and saved."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         strategy = args[1] if len(args) > 1 else kwargs["strategy"]
@@ -113,36 +101,110 @@ class InfoPPOTrainer(_UpstreamTrainer):
         ensure_experience_fields()  # this process concatenates and splits experiences too
         super().__init__(*args, **kwargs)
         self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
-        self._with_entropy_diagnostics(self.experience_maker)
         self.rollout_recorder = RolloutRecorder(
             self.samples_generator, self.args.rollout.n_samples_per_prompt
         )
-        self.metrics_log = TrainMetricsLog(self.settings.metrics_path, reward_style() == "signed")
+        self._with_step_budget(self.samples_generator)
+        self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward == "signed")
+        self.steps_done = 0
+        self.evaluated_step: int | None = None
 
-    def _with_entropy_diagnostics(self, maker: InfoExperienceMaker) -> None:
-        upstream = maker.make_experience_batch
+    def _with_step_budget(self, generator: Any) -> None:
+        upstream = generator.generate_samples
 
-        def make_experience_batch(rollout_samples):  # the old entropy is dropped after (no loss reads it)
-            return add_entropy_diagnostics(upstream(rollout_samples), self.settings.norm)
+        def generate_samples(**kwargs):
+            if self.settings.rl_steps and self.steps_done >= self.settings.rl_steps:
+                raise _StepBudgetSpent
+            return upstream(**kwargs)
 
-        maker.make_experience_batch = make_experience_batch
+        generator.generate_samples = generate_samples
+
+    def get_max_steps(self):
+        """The learning-rate schedule's length: the planned run's optimizer steps (upstream counts
+        ``num_episodes`` passes, which the plan sizes for dynamic filtering's worst case)."""
+        return self.settings.total_optimizer_steps or super().get_max_steps()
+
+    def _is_last_step(self, global_step: int) -> bool:
+        return bool(self.settings.rl_steps) and global_step >= self.settings.rl_steps
+
+    def _eval_due(self, global_step: int) -> bool:
+        every = self.args.eval.steps
+        return self.eval_dataloader is not None and (
+            global_step % every == 0 or self._is_last_step(global_step)
+        )
+
+    def train_step(self, rollout_samples, global_step: int):
+        status, step = super().train_step(rollout_samples, global_step)
+        self.steps_done = step
+        return status, step
 
     def save_logs_and_checkpoints(self, global_step, logs_dict=None, client_states=None):
         actor = self.args.actor
         fixed = tuple(actor.eps_clip_low_high or (actor.eps_clip, actor.eps_clip))  # OpenRLHF's default
         fixed_clip = None if self.settings.clip == "adaptive" else fixed
-        eval_follows = self.eval_dataloader is not None and global_step % self.args.eval.steps == 0
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take()}
-        self.metrics_log.record_step(step_record(global_step, logs_dict or {}, fixed_clip), eval_follows)
-        return super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
+        record = step_record(global_step, logs_dict, fixed_clip)
+        self.metrics_log.record_step(record, self._eval_due(global_step))
+        result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
+        every = self.args.ckpt.save_steps
+        if self._is_last_step(global_step) and every != float("inf") and global_step % every:
+            self._save_checkpoint_now(global_step, logs_dict, client_states)
+        return result
+
+    def _save_checkpoint_now(self, global_step, logs_dict, client_states) -> None:
+        """The last step's checkpoint, through upstream's own saving (its condition made true once)."""
+        every, self.args.ckpt.save_steps = self.args.ckpt.save_steps, global_step
+        try:
+            logging_steps, self.args.logger.logging_steps = self.args.logger.logging_steps, float("inf")
+            try:  # the step's logs went out already: only the checkpoint is wanted here
+                super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
+            finally:
+                self.args.logger.logging_steps = logging_steps
+        finally:
+            self.args.ckpt.save_steps = every
 
     def evaluate(self, global_step, **generate_kwargs):
-        logs = super().evaluate(global_step, **generate_kwargs)
+        logs = with_benchmark_mean(super().evaluate(global_step, **generate_kwargs))
+        self.evaluated_step = global_step
         self.metrics_log.record_eval(global_step, logs)
         return logs
 
+    def _evaluate_now(self, global_step: int) -> None:
+        kwargs = {
+            **self.generate_kwargs,
+            "temperature": self.args.eval.temperature,
+            "n_samples_per_prompt": self.args.eval.n_samples_per_prompt,
+        }
+        logs = self.evaluate(global_step, **kwargs)
+        if global_step > 0:  # the base model is never "the best checkpoint"
+            self.save_best_checkpoint(logs, global_step)
+
     def fit(self, global_step: int = 0) -> None:
+        states = self.init_checkpoint_states()
+        self.steps_done = first = int(states.get("global_step", 0) or 0)
         try:
-            return super().fit(global_step)
+            if self.eval_dataloader is not None and self.settings.eval_before and first == 0:
+                self._evaluate_now(0)
+            try:
+                super().fit(global_step)
+            except _StepBudgetSpent:
+                self._close_trackers()  # what upstream's fit does after its loop
+            last = self.steps_done
+            if self.eval_dataloader is not None and last > first and self.evaluated_step != last:
+                self._evaluate_now(last)  # the last step, also when the data ran out before rl_steps
         finally:
             self.metrics_log.flush()
+
+    def _close_trackers(self) -> None:
+        for tracker in (self.wandb_logger, self.tensorboard_logger):
+            if tracker:
+                tracker.close()
+
+
+def with_benchmark_mean(logs: dict[str, Any]) -> dict[str, Any]:
+    """OpenRLHF's eval logs plus :data:`BENCHMARK_MEAN`, the mean of ``eval_<bench>_pass1``."""
+    per_bench = [value for key, value in logs.items() if key.startswith("eval_") and key.endswith("_pass1")]
+    per_bench = [float(v) for v in per_bench if not isinstance(v, bool)]
+    if per_bench:
+        logs = {**logs, BENCHMARK_MEAN: sum(per_bench) / len(per_bench)}
+    return logs

@@ -81,4 +81,12 @@ def disk_use_line(flags: dict, with_critic: bool) -> str:
         return f"unknown model size; {max_num} checkpoints kept" + (" (+ HF copies)" if save_hf else "")
     total = expected_disk_bytes(params, max_num, save_hf, with_critic)
     kept = f"{max_num} DeepSpeed checkpoint(s)" + (" + HF copies" if save_hf else "")
-    return f"about {total / 1e9:,.0f} GB at peak ({kept}, {params / 1e9:.1f}B parameters, final model)"
+    size = f"{params / 1e9:.1f}B" if params >= 1e9 else f"{params / 1e6:.1f}M"
+    return f"about {_bytes(total)} at peak ({kept}, {size} parameters, final model)"
+
+
+def _bytes(count: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if count >= scale:
+            return f"{count / scale:,.0f} {unit}"
+    return f"{count / 1e3:,.0f} kB"

@@ -10,6 +10,7 @@ from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 from infoppo_cli.infotime import info_discount, info_time_gae, information_density, masked_max_entropy
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+from infoppo_cli.openrlhf_adapter.step_metrics import add_entropy_diagnostics
 
 
 def _row_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -25,7 +26,8 @@ class InfoExperienceMaker(RemoteExperienceMaker):
       with ``advantage = "info_time_gae"`` upstream's ``compute_advantages_and_returns`` (reward
       shaping, KL, whitening) runs with :func:`info_time_gae` in place of its GAE loop; with
       ``clip = "adaptive"`` rho travels to the actor as ``info_rho``;
-    * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``.
+    * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``, for
+      every method (``step_metrics.add_entropy_diagnostics``).
     """
 
     def __init__(self, *args: Any, settings: InfoSettings, **kwargs: Any) -> None:
@@ -47,6 +49,11 @@ class InfoExperienceMaker(RemoteExperienceMaker):
             upstream.tokenizer,
             settings=settings,
         )
+
+    def make_experience_batch(self, rollout_samples):
+        """Upstream's experiences, with ``entropy_mean`` and ``rho_mean`` for every method (the old
+        entropy is dropped after: no actor loss reads it)."""
+        return add_entropy_diagnostics(super().make_experience_batch(rollout_samples), self.settings.norm)
 
     def _flatten_results(self, refs, duplicate_factor):
         results = super()._flatten_results(refs, duplicate_factor)
@@ -90,9 +97,15 @@ class InfoExperienceMaker(RemoteExperienceMaker):
 
     @torch.no_grad()
     def get_advantages_and_returns(self, values, rewards, action_mask, gamma, lambd):
-        rho = self._rho_by_values.get(id(values))
-        if rho is None:
+        if not self._rho_by_values:
             return super().get_advantages_and_returns(values, rewards, action_mask, gamma, lambd)
+        rho = self._rho_by_values.get(id(values))
+        if rho is None:  # never fall back to token-time GAE in an information-time run
+            raise RuntimeError(
+                "information-time GAE found no rho for these values: OpenRLHF's "
+                "compute_advantages_and_returns no longer passes experience.values to "
+                "get_advantages_and_returns (openrlhf/trainer/ppo_utils/experience_maker.py changed)"
+            )
         return info_time_gae(rewards, values, rho, action_mask, gamma, lambd)
 
     def _densities(self, experiences) -> list[torch.Tensor]:

@@ -12,6 +12,7 @@ import argparse
 import ast
 import datetime
 import importlib.util
+import math
 from functools import cache
 from typing import Any
 
@@ -83,7 +84,8 @@ def _token(value: Any) -> str:
 def parse_set_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` from ``--set`` as (dotted flag name, value), checked against OpenRLHF's flags.
 
-    A switch takes true/false; a multi-value flag takes values separated by commas or spaces.
+    A switch takes true/false; a multi-value flag takes values separated by commas or spaces. The
+    value stays text, as given, once OpenRLHF's parser is known to convert it (:func:`value_problem`).
     """
     key, sep, raw = text.partition("=")
     key = key.strip().removeprefix("--")
@@ -98,9 +100,91 @@ def parse_set_option(text: str) -> tuple[str, Any]:
         if lowered not in ("true", "false", "1", "0", "yes", "no"):
             raise UsageError(f"--set {key} is a switch: give true or false, got {raw!r}")
         return key, lowered in ("true", "1", "yes")
+    value: Any = raw
     if action.nargs in ("+", "*") or isinstance(action.nargs, int):
-        return key, [part for part in raw.replace(",", " ").split() if part]
-    return key, raw
+        value = [part for part in raw.replace(",", " ").split() if part]
+    problem = value_problem(key, value)
+    if problem:
+        raise UsageError(f"--set {key}={_shown_value(key, raw)}: {key} {problem}")
+    return key, value
+
+
+def parse_set_options(texts: list[str]) -> dict[str, Any]:
+    """Every ``--set`` as one dict; a flag given twice with different values is refused (no silent
+    winner), the same value twice is kept once."""
+    parsed: dict[str, Any] = {}
+    for text in texts:
+        key, value = parse_set_option(text)
+        if key in parsed and parsed[key] != value:
+            first, second = _shown_value(key, parsed[key]), _shown_value(key, value)
+            raise UsageError(f"--set {key} is given twice ({first} and {second}); give it once")
+        parsed[key] = value
+    return parsed
+
+
+def _shown_value(key: str, value: Any) -> str:
+    if key in SECRET_FLAGS:
+        return REDACTED
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+_KINDS = {int: "an integer", float: "a number"}
+
+
+def value_problem(key: str, value: Any) -> str | None:
+    """Why OpenRLHF's ``--KEY`` cannot take ``value`` (a TOML value, or the text of a ``--set``), as
+    its parser would convert it; ``None`` when it can. Non-finite numbers are refused, except for a
+    flag whose own default is one (``ckpt.max_mem = inf``: no limit)."""
+    action = _actions_by_flag().get(f"--{key}")
+    if action is None:
+        return f"is not a flag of OpenRLHF {_version()}{_suggestion(key)}"
+    if action.nargs == 0:
+        return None if isinstance(value, bool) else "is a switch: give true or false"
+    several = action.nargs in ("+", "*") or isinstance(action.nargs, int)
+    values = list(value) if isinstance(value, list | tuple) else [value]
+    if not several and len(values) != 1:
+        return "takes one value"
+    if isinstance(action.nargs, int) and len(values) != action.nargs:
+        return f"takes {action.nargs} values, got {len(values)}"
+    if action.nargs == "+" and not values:
+        return "takes at least one value"
+    for item in values:
+        problem = _item_problem(action, item)
+        if problem:
+            return problem
+    return None
+
+
+def _item_problem(action: argparse.Action, item: Any) -> str | None:
+    convert = action.type if callable(action.type) else str
+    kind = _KINDS.get(convert, "text")
+    if isinstance(item, bool | list | tuple | dict):
+        return f"takes {kind}"
+    if convert is int and isinstance(item, float):
+        return "takes an integer"
+    if convert in (int, float) and not isinstance(item, int | float | str):
+        return f"takes {kind}"
+    try:
+        converted = convert(item) if convert in (int, float) else str(item)
+    except (TypeError, ValueError):
+        return f"takes {kind}"
+    default_finite = not isinstance(action.default, float) or math.isfinite(action.default)
+    if isinstance(converted, float) and not math.isfinite(converted) and default_finite:
+        return "must be a finite number"
+    if action.choices is not None and converted not in action.choices:
+        return f"must be one of {', '.join(map(str, action.choices))}"
+    return None
+
+
+def check_flag_table(flags: dict[str, Any], where: str) -> dict[str, Any]:
+    """``flags`` (a preset's or method's table), once every flag in it is OpenRLHF's and holds a
+    value its parser can take; else a :class:`UsageError` that names ``where``."""
+    for key, value in flags.items():
+        problem = value_problem(key, value)
+        if problem:
+            shown = REDACTED if key in SECRET_FLAGS else repr(value)
+            raise UsageError(f"{where}: {key} = {shown}: {key} {problem}")
+    return flags
 
 
 def _suggestion(key: str) -> str:

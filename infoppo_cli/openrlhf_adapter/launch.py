@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.flags import SECRET_FLAGS
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
+from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
 from infoppo_cli.resources import require_openrlhf
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
+CPU_SETUP_HOOK = "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
 
 
 def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
@@ -28,8 +29,10 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN"),
         "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": os.environ.get("RAY_ENABLE_ZERO_COPY_TORCH_TENSORS", "1"),
     }
-    # the reward's options (INFOPPO_REWARD_STYLE, ...) are read in the vLLM workers
+    # the reward's options (INFOPPO_REWARD_*) are read in the rollout workers; its values are the
+    # method's `reward` component, never the caller's environment
     env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
+    env_vars[REWARD_STYLE_ENV] = settings.reward
     # wandb reads its key from the environment in the trainer process (never from a flag)
     env_vars.update({name: os.environ[name] for name in SECRET_FLAGS.values() if name in os.environ})
     runtime_env: dict[str, Any] = {"env_vars": env_vars}
@@ -37,14 +40,23 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         import infoppo_cli
 
         runtime_env["py_modules"] = [infoppo_cli]
+    if settings.device == "cpu":  # before any worker imports OpenRLHF (which imports vLLM)
+        runtime_env["worker_process_setup_hook"] = CPU_SETUP_HOOK
+        env_vars.setdefault("INFOPPO_REWARD_WORKERS", "1")  # grading beside a CPU model on few cores
     return runtime_env
 
 
 def start_ray(settings: InfoSettings) -> None:
-    """Join ``settings.ray_address`` or start a local Ray; refuse a cluster without GPUs."""
+    """Join ``settings.ray_address`` or start a local Ray; refuse a cluster without GPUs (unless the
+    run is on the CPU: ``--device cpu``)."""
     import ray
 
-    ray.init(address=settings.ray_address, runtime_env=ray_runtime_env(settings))
+    options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
+    if settings.device == "cpu" and not settings.ray_address:
+        options.update(include_dashboard=False, num_cpus=max(os.cpu_count() or 1, 2))
+    ray.init(**options)
+    if settings.device == "cpu":
+        return
     if ray.cluster_resources().get("GPU", 0) < 1:
         ray.shutdown()
         where = f"the Ray cluster at {settings.ray_address}" if settings.ray_address else "this machine"
@@ -95,12 +107,20 @@ def main(argv: list[str] | None = None) -> None:
     """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
     settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
     require_openrlhf()
+    if settings.device == "cpu":
+        from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
+
+        install_stand_ins()
     start_ray(settings)
     import ray
 
     try:
         check_cluster_storage(settings, openrlhf_argv)
         install(settings)
+        if settings.device == "cpu":
+            from infoppo_cli.openrlhf_adapter.cpu.workers import install_cpu_classes
+
+            install_cpu_classes()
         sys.argv = [ENTRY_MODULE, *openrlhf_argv]
         runpy.run_module(ENTRY_MODULE, run_name="__main__", alter_sys=True)
     except KeyboardInterrupt:

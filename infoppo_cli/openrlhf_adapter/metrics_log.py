@@ -1,17 +1,20 @@
 """``metrics.jsonl``: one JSON line per training step, with the paper's diagnostics under fixed names.
 
-The trainer appends each line and fsyncs it, so a crash loses at most the step in flight. After a
-``--resume`` from an earlier checkpoint a step can appear twice; readers let later lines win
-(``infoppo_cli.rundir.read_metrics`` does; the schema is documented there).
+The file's format is :mod:`infoppo_cli.rundir`'s (its schema, and :func:`~infoppo_cli.rundir.metrics_line`:
+a non-finite value, a step that diverged, is kept as the text ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``).
+The trainer appends each line to the run's append-only log (:mod:`infoppo_cli.records.jsonl`: fsynced,
+a torn last line from a crash cut off first), so a crash loses at most the step in flight. After a
+``--resume`` from an earlier checkpoint a step can appear twice; readers let later lines win.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from pathlib import Path
 from typing import Any
+
+from infoppo_cli.records import JsonlLog
+from infoppo_cli.rundir import metrics_line
 
 STEP_METRICS: dict[str, tuple[str, ...]] = {
     # before DAPO's dynamic filtering (step_metrics.RolloutRecorder); OpenRLHF's own is after it
@@ -34,12 +37,20 @@ STEP_METRICS: dict[str, tuple[str, ...]] = {
 (infoppo's per-sample keys arrive through ``experience.info``)."""
 
 
+BENCHMARK_MEAN = "eval_mean_over_benches"
+"""The mean of ``eval_<bench>_pass1`` over the in-training benchmarks (the mean reward, a fraction for
+1/0 rewards), added by the trainer to each eval's logs: the best checkpoint is chosen on it (the plan
+sets ``ckpt.best_metric_key``). Not a benchmark: reports do not draw it as one."""
+
+
 def _number(value: Any) -> float | None:
+    """A metric's value as a float (non-finite ones included: a diverged step is data), or ``None``
+    for what is not a number."""
     if hasattr(value, "item") and getattr(value, "numel", lambda: 1)() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) else None
+    return float(value)
 
 
 def step_record(
@@ -92,6 +103,7 @@ class TrainMetricsLog:
         self.path = Path(path) if path else None
         self.signed_rewards = signed_rewards
         self._held: dict[str, Any] | None = None
+        self._log = JsonlLog(self.path, "metrics line") if self.path else None
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -115,9 +127,5 @@ class TrainMetricsLog:
         if self._held is None:
             return
         record, self._held = self._held, None
-        if self.path is None:
-            return
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        if self._log is not None:
+            self._log.append([metrics_line(record)])

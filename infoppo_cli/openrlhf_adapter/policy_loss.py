@@ -1,6 +1,7 @@
 """The actor's policy loss: OpenRLHF's ``PolicyLoss`` with InfoPPO's per-token clip bounds
-(``clip = "adaptive"``) and/or DAPO-FT's high-entropy token mask (``token_mask = "top_entropy"``).
-``training_step`` itself stays upstream's."""
+(``clip = "adaptive"``) and/or DAPO-FT's high-entropy token mask (``token_mask = "top_entropy"``), and
+the clip diagnostics every method logs. One wrapper of the loss and one of ``training_step`` (which
+hands the wrapper each micro-batch); upstream's method bodies run unchanged."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import torch
 from infoppo_cli.infotime import adaptive_clip_bounds, clip_statistics, high_entropy_mask
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+
+CLIP_KEYS = ("clip_frac_upper", "clip_frac_lower", "clip_upper_mean", "clip_lower_mean")
+"""The clip diagnostics in ``experience.info`` (every method, so the figures compare them)."""
 
 
 class InfoPolicyLoss(torch.nn.Module):
@@ -26,21 +30,36 @@ class InfoPolicyLoss(torch.nn.Module):
     forward as the log-probs, detached; top-k with k rounded up; token-mean over the kept tokens.
     """
 
-    def __init__(self, inner: torch.nn.Module, settings: InfoSettings) -> None:
+    def __init__(
+        self, inner: torch.nn.Module, settings: InfoSettings, fixed_eps: tuple[float, float] = (0.2, 0.2)
+    ) -> None:
         super().__init__()
         self.inner = inner
         self.settings = settings
+        self.fixed_eps = (float(fixed_eps[0]), float(fixed_eps[1]))
+        """OpenRLHF's constant ``(eps_low, eps_high)``: the bounds the clip diagnostics of a
+        fixed-clip method are measured against."""
         self.experience: Any = None
         self.current_entropy: torch.Tensor | None = None
 
     def forward(self, log_probs, old_log_probs, advantages, action_mask=None, **kwargs):  # noqa: D102
         if self.experience is None:
             raise RuntimeError("InfoPolicyLoss needs the current experience (set by training_step)")
+        for key in CLIP_KEYS:
+            self.experience.info.pop(
+                key, None
+            )  # stale values of an earlier epoch must not pass for this one's
         if self.settings.token_mask == "top_entropy":
             action_mask, kwargs = self._high_entropy_only(log_probs, action_mask, kwargs)
         if self.settings.clip == "adaptive":
             return self._adaptive_clip(log_probs, old_log_probs, advantages, action_mask, **kwargs)
-        return self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
+        result = self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
+        if action_mask is not None:
+            ratio = (log_probs.detach().float() - old_log_probs.float()).clamp(-20.0, 20.0).exp()
+            lower = torch.full_like(ratio, 1.0 - self.fixed_eps[0])
+            upper = torch.full_like(ratio, 1.0 + self.fixed_eps[1])
+            self.experience.info.update(clip_statistics(ratio, advantages, lower, upper, action_mask))
+        return result
 
     def _adaptive_clip(self, log_probs, old_log_probs, advantages, action_mask, **kwargs):
         rho = getattr(self.experience, INFO_RHO).to(log_probs.device)
@@ -87,7 +106,8 @@ def _capture_training_entropy(actor: torch.nn.Module, loss: InfoPolicyLoss) -> N
 def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
     """Swap ``trainer.actor_loss_fn`` for :class:`InfoPolicyLoss` and let ``training_step`` hand it
     each micro-batch (an instance-level wrapper; upstream's method body runs unchanged)."""
-    loss = InfoPolicyLoss(trainer.actor_loss_fn, settings)
+    upstream = trainer.actor_loss_fn  # OpenRLHF's PolicyLoss: its constant bounds are the fixed clip's
+    loss = InfoPolicyLoss(upstream, settings, (upstream.clip_eps_low, upstream.clip_eps_high))
     trainer.actor_loss_fn = loss
     upstream_step = trainer.training_step
     if settings.token_mask == "top_entropy":

@@ -6,8 +6,10 @@ uses, in worker processes with a hard per-response deadline (math-verify's own s
 work on a thread). The function never raises and never waits longer than that deadline per response:
 anything that goes wrong scores as incorrect and is counted in ``extra_logs``.
 
-Environment variables (set them for the Ray job):
-  ``INFOPPO_REWARD_STYLE``    ``binary`` (default: 1 correct, 0 otherwise) or ``signed`` (+1 / -1, as DAPO).
+Environment variables (``infoppo train`` sets the first for the Ray job from the method's ``reward``
+component in ``presets/methods.toml``; the others are tuning knobs):
+  ``INFOPPO_REWARD_STYLE``    ``binary`` (default: 1 correct, 0 otherwise) or ``signed`` (+1 / -1, as DAPO);
+                              any other value is an error.
   ``INFOPPO_REWARD_WORKERS``  grading processes per rollout actor (default: 4, at most the cores).
   ``INFOPPO_REWARD_TIMEOUT``  seconds one response may take to grade (default: 10).
 """
@@ -28,8 +30,8 @@ try:
 except ImportError:  # loaded by path on a machine where infoppo is not installed: use this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from infoppo_cli import grading
+from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV as STYLE_ENV
 
-STYLE_ENV = "INFOPPO_REWARD_STYLE"
 WORKERS_ENV = "INFOPPO_REWARD_WORKERS"
 TIMEOUT_ENV = "INFOPPO_REWARD_TIMEOUT"
 STYLES = ("binary", "signed")
@@ -49,11 +51,11 @@ def _env_number(name: str, default: float) -> float:
 
 
 def reward_style() -> str:
-    """``binary`` or ``signed``, from ``INFOPPO_REWARD_STYLE`` (unknown values fall back to binary)."""
+    """``binary`` or ``signed``, from ``INFOPPO_REWARD_STYLE``; any other value raises ``ValueError``
+    (a reward on the wrong scale would silently train another method)."""
     style = os.environ.get(STYLE_ENV, "binary").strip().lower() or "binary"
     if style not in STYLES:
-        _logger.warning("%s=%r is not one of %s; using binary", STYLE_ENV, style, ", ".join(STYLES))
-        return "binary"
+        raise ValueError(f"{STYLE_ENV}={style!r} is not one of: {', '.join(STYLES)}")
     return style
 
 
@@ -127,3 +129,6 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
             "grade_error": flag(lambda v: v.reason == "error"),
         },
     }
+
+
+reward_style()  # an unknown style fails where OpenRLHF loads this file, not silently per response

@@ -7,8 +7,8 @@ groups, logs no entropy for its own methods, and no clip fractions. Here, for ev
   *before* filtering: ``reward_mean``, ``grade_timeout_frac`` and ``kept_group_frac``;
 * :func:`add_entropy_diagnostics` (trainer process) gives ``entropy_mean`` (old policy) and
   ``rho_mean`` per sample, whether or not the method uses rho;
-* :func:`install_clip_logging` (actor workers) gives ``clip_frac_upper/lower`` and the bound means
-  for fixed-bound methods (InfoPPO's loss logs its adaptive ones itself).
+* the actor's loss (``policy_loss.InfoPolicyLoss``, in the workers) gives ``clip_frac_upper/lower`` and
+  the bound means, constant or adaptive.
 
 Per-sample values go into ``experience.info`` as tensors: OpenRLHF's ``training_step`` keeps only
 tensor (and list) values of ``info`` and silently drops anything else, a Python float included.
@@ -20,13 +20,12 @@ from typing import Any
 
 import torch
 
-from infoppo_cli.infotime import clip_statistics, information_density, masked_max_entropy
+from infoppo_cli.infotime import information_density, masked_max_entropy
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 
 UNFILTERED_REWARD = "rollout/reward_mean_unfiltered"
 KEPT_GROUP_FRAC = "rollout/kept_group_frac"
 GRADE_TIMEOUT_FRAC = "rollout/grade_timeout_frac"
-CLIP_KEYS = ("clip_frac_upper", "clip_frac_lower", "clip_upper_mean", "clip_lower_mean")
 
 
 def _row_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -107,47 +106,3 @@ def add_entropy_diagnostics(experiences: list, norm: str) -> list:
             experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
         setattr(experience, OLD_ENTROPY, None)
     return experiences
-
-
-class ClipLoggingLoss(torch.nn.Module):
-    """Wraps the actor's loss: clip fractions with the constant bounds ``(eps_low, eps_high)`` whenever
-    the wrapped loss did not log its own; ``experience`` is the micro-batch being trained on."""
-
-    def __init__(self, inner: torch.nn.Module, eps_low: float, eps_high: float) -> None:
-        super().__init__()
-        self.inner = inner
-        self.eps_low, self.eps_high = float(eps_low), float(eps_high)
-        self.experience: Any = None
-
-    def forward(self, log_probs, old_log_probs, advantages, action_mask=None, **kwargs):  # noqa: D102
-        info = self.experience.info
-        for key in CLIP_KEYS:
-            info.pop(key, None)  # stale values of an earlier epoch must not pass for this one's
-        result = self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
-        if "clip_frac_upper" not in info and action_mask is not None:
-            ratio = (log_probs.detach().float() - old_log_probs.float()).clamp(-20.0, 20.0).exp()
-            lower = torch.full_like(ratio, 1.0 - self.eps_low)
-            upper = torch.full_like(ratio, 1.0 + self.eps_high)
-            info.update(clip_statistics(ratio, advantages, lower, upper, action_mask))
-        return result
-
-
-def install_clip_logging(trainer: Any) -> ClipLoggingLoss:
-    """Wrap ``trainer.actor_loss_fn`` in :class:`ClipLoggingLoss` with OpenRLHF's constant bounds
-    ``args.actor.eps_clip_low_high``, and let ``training_step`` hand it each micro-batch
-    (instance-level wrappers; upstream's method bodies run unchanged)."""
-    actor = trainer.args.actor
-    eps_low, eps_high = actor.eps_clip_low_high or (actor.eps_clip, actor.eps_clip)
-    loss = ClipLoggingLoss(trainer.actor_loss_fn, eps_low, eps_high)
-    upstream_step = trainer.training_step
-
-    def training_step(experience, *args, **kwargs):
-        loss.experience = experience
-        try:
-            return upstream_step(experience, *args, **kwargs)
-        finally:
-            loss.experience = None
-
-    trainer.actor_loss_fn = loss
-    trainer.training_step = training_step
-    return loss

@@ -6,23 +6,31 @@ steps from the in-training evaluation, response length, raw entropy, normalised 
 Γ_info(0,T) on a log axis, the mean upper and lower clip bound, and for sweeps the final accuracy per
 grid point (bars at the mean over seeds with a 95% CI and every seed as a point). Curves of one grid
 point are the mean over its seeds with a 95% confidence band; colour encodes the value, line style the
-arm. A figure nobody has data for is skipped and said so in the notes.
+arm. Evaluations (``infoppo eval`` directories, a run's final eval) outside a sweep get Mean@k per
+benchmark and model with its standard error. A figure nobody has data for is skipped and said so in the
+notes. Runs that broke (non-finite metrics, or per-step metrics that stop) are named with their step in the
+warnings and at the top of ``report.md`` (see :mod:`infoppo_cli.report.health`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
+from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
 from infoppo_cli.report.curves import KIND_SYMBOLS, build_curves, final_accuracy_bars
-from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves, draw_final_bars
+from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
+from infoppo_cli.report.health import Health, assess, broken_runs_markdown, health_notes
 from infoppo_cli.report.runs import RunData, read_inputs
+from infoppo_cli.report.seed_means import SEED_MEAN_TITLE, seed_mean_csv, seed_mean_rows
 from infoppo_cli.report.tables import (
     TABLE_TITLE,
+    bench_titles,
     eval_benches_of,
     hparams_rows,
     markdown_table,
@@ -33,6 +41,7 @@ from infoppo_cli.report.tables import (
 )
 
 TENSORBOARD_DIR = "tensorboard_hparams"
+MEAN_AT_K_STEM = "mean_at_k"
 
 
 @dataclass
@@ -51,6 +60,13 @@ class Report:
     notes: list[str]
     captions: dict[str, str] = field(default_factory=dict)
     """Figure stem -> caption, in drawing order."""
+    mean_columns: list[str] = field(default_factory=list)
+    mean_rows: list[list[Any]] = field(default_factory=list)
+    """The table averaged over seeds, one row per grid point (empty without a sweep)."""
+    seed_mean_csv: Path | None = None
+    seed_mean_md: Path | None = None
+    broken: list[Health] = field(default_factory=list)
+    """The runs that broke, for ``report.md``'s first section."""
 
 
 def parse_formats(raw: str | None) -> tuple[str, ...]:
@@ -65,12 +81,12 @@ def parse_formats(raw: str | None) -> tuple[str, ...]:
     return formats
 
 
-def _figure_specs(benches: Sequence[str]) -> list[FigureSpec]:
+def _figure_specs(benches: Sequence[str], titles: str) -> list[FigureSpec]:
     specs = []
     if benches:
         panels = tuple((f"eval_{bench}", f"{bench} accuracy (%)") for bench in benches)
         caption = "Accuracy over training steps (in-training evaluation), mean over seeds with 95% CI."
-        specs.append(FigureSpec("accuracy", "Accuracy", panels, caption))
+        specs.append(FigureSpec("accuracy", "Accuracy", panels, caption + titles))
     return specs + list(CURVE_FIGURES)
 
 
@@ -79,47 +95,33 @@ def make_report(
     out_dir: Path,
     formats: Sequence[str] = FORMATS,
     on_step: Callable[[str], None] | None = None,
+    benches_file: str | Path | None = None,
 ) -> Report:
     """Read ``dirs``, draw every figure that has data into ``out_dir`` (each in every format) and write
-    ``final_metrics.csv``/``.md``, ``hparams.csv``, TensorBoard HParams summaries and ``report.md``.
-    ``on_step(description)`` is called per figure."""
+    ``final_metrics.csv``/``.md`` (and ``final_metrics_seed_mean.csv``/``.md`` for sweeps), ``hparams.csv``,
+    TensorBoard HParams summaries and ``report.md``. ``on_step(description)`` is called per figure.
+    ``benches_file`` adds the user's benchmarks (``--benches-file``) to the registry's: their names count
+    as benchmarks and the captions give their titles. A missing or invalid file is a :class:`UsageError`
+    before anything is read or written."""
+    from infoppo_cli.eval.benchmarks import bench_names
+
+    bench_names(benches_file)  # checks the file before any directory is read
     inputs = read_inputs(dirs)
-    runs, notes = inputs.runs, list(inputs.notes)
-    benches = eval_benches_of(runs)
+    runs = inputs.runs
+    healths = [assess(run) for run in runs]
+    notes = list(inputs.notes) + [note for health in healths for note in health_notes(health)]
+    benches = eval_benches_of(runs, benches_file)
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures: list[Path] = []
-    captions: dict[str, str] = {}
-    step = on_step or (lambda description: None)
-
-    if not benches:
-        notes.append("accuracy figure not drawn: no run has eval_<bench> metrics or eval/metrics.json")
-    for spec in _figure_specs(benches):
-        step(spec.stem)
-        drawn = [(ylabel, build_curves(runs, key)) for key, ylabel in spec.panels]
-        if not any(curves for _, curves in drawn):
-            notes.append(f"{spec.stem} not drawn: no run logged {', '.join(key for key, _ in spec.panels)}")
-            continue
-        figures += draw_curves(out_dir / spec.stem, spec.title, drawn, formats, log_y=spec.log_y)
-        captions[spec.stem] = spec.caption + _seeds_note(drawn)
-
-    for sweep, kind in inputs.sweep_kinds.items():
-        stem = f"final_accuracy_{sweep}"
-        step(stem)
-        members = [run for run in runs if run.sweep == sweep]
-        panels = [(bench, final_accuracy_bars(members, bench)) for bench in benches]
-        if not any(bars for _, bars in panels):
-            notes.append(f"{stem} not drawn: no run of {sweep} has a final accuracy yet")
-            continue
-        figures += draw_final_bars(out_dir / stem, kind, panels, formats)
-        captions[stem] = (
-            f"Final accuracy of the {kind} sweep per {KIND_SYMBOLS.get(kind, kind)} and arm: bars at the "
-            "mean over seeds with a 95% CI, one point per seed."
-        )
-
+    titles = bench_titles(benches, benches_file)
+    drawn = _Drawn(out_dir, formats, on_step or (lambda description: None), titles)
+    _draw_training_curves(drawn, runs, benches, notes)
+    _draw_final_accuracy(drawn, runs, benches, inputs.sweep_kinds, notes)
+    _draw_evaluations(drawn, runs, benches)
     columns, rows = table_rows(runs, benches)
+    mean_columns, mean_rows = seed_mean_rows(runs, benches)
     report = Report(
         out_dir=out_dir,
-        figures=figures,
+        figures=drawn.files,
         table_csv=out_dir / "final_metrics.csv",
         table_md=out_dir / "final_metrics.md",
         report_md=out_dir / "report.md",
@@ -127,10 +129,98 @@ def make_report(
         columns=columns,
         rows=rows,
         notes=notes,
-        captions=captions,
+        captions=drawn.captions,
+        mean_columns=mean_columns,
+        mean_rows=mean_rows,
+        seed_mean_csv=out_dir / "final_metrics_seed_mean.csv" if mean_rows else None,
+        seed_mean_md=out_dir / "final_metrics_seed_mean.md" if mean_rows else None,
+        broken=[health for health in healths if health.broken],
     )
     _write_tables(report, runs, benches, formats)
     return report
+
+
+@dataclass
+class _Drawn:
+    """Where figures go and what has been drawn so far."""
+
+    out_dir: Path
+    formats: Sequence[str]
+    on_step: Callable[[str], None]
+    bench_titles: str = ""
+    """The captions' sentence naming each benchmark by its title."""
+    files: list[Path] = field(default_factory=list)
+    captions: dict[str, str] = field(default_factory=dict)
+
+
+def _draw_training_curves(
+    drawn: _Drawn, runs: Sequence[RunData], benches: Sequence[str], notes: list[str]
+) -> None:
+    if not any(run.steps for run in runs):
+        if not all(run.eval_only for run in runs):  # eval directories have no training steps to draw
+            notes.append("no run has training metrics yet: the figures over training steps are not drawn")
+        return
+    if not benches:
+        notes.append("accuracy figure not drawn: no run has eval_<bench> metrics or eval/metrics.json")
+    for spec in _figure_specs(benches, drawn.bench_titles):
+        drawn.on_step(spec.stem)
+        panels = [(ylabel, build_curves(runs, key)) for key, ylabel in spec.panels]
+        if not any(curves for _, curves in panels):
+            notes.append(f"{spec.stem} not drawn: no run logged {', '.join(key for key, _ in spec.panels)}")
+            continue
+        drawn.files += draw_curves(
+            drawn.out_dir / spec.stem, spec.title, panels, drawn.formats, log_y=spec.log_y
+        )
+        notes_of_panels = _seeds_note(panels) + _base_model_note(panels) + _breaks_note(panels)
+        drawn.captions[spec.stem] = spec.caption + notes_of_panels
+
+
+def _draw_final_accuracy(
+    drawn: _Drawn,
+    runs: Sequence[RunData],
+    benches: Sequence[str],
+    sweep_kinds: dict[str, str],
+    notes: list[str],
+) -> None:
+    for sweep, kind in sweep_kinds.items():
+        stem = f"final_accuracy_{sweep}"
+        drawn.on_step(stem)
+        members = [run for run in runs if run.sweep == sweep]
+        panels = [(bench, final_accuracy_bars(members, bench)) for bench in benches]
+        if not any(bars for _, bars in panels):
+            notes.append(f"{stem} not drawn: no run of {sweep} has a final accuracy yet")
+            continue
+        drawn.files += draw_final_bars(drawn.out_dir / stem, kind, panels, drawn.formats)
+        drawn.captions[stem] = (
+            (
+                f"Final accuracy of the {kind} sweep per {KIND_SYMBOLS.get(kind, kind)} and arm: bars at the "
+                "mean over seeds with a 95% CI, one point per seed."
+            )
+            + _nonfinite_bars_note(bar.mean for _, group in panels for bar in group)
+            + drawn.bench_titles
+        )
+
+
+def _draw_evaluations(drawn: _Drawn, runs: Sequence[RunData], benches: Sequence[str]) -> None:
+    """Mean@k per benchmark and model of the evaluations outside sweeps (sweeps have their own figure)."""
+    evaluated = [run for run in runs if run.sweep is None and run.eval_benches]
+    bars = [
+        ScoreBar(run.name, bench, score, run.eval_score(bench, "mean@k_se"))
+        for bench in benches
+        for run in evaluated
+        if (score := run.eval_score(bench)) is not None
+    ]
+    if not bars:
+        return
+    drawn.on_step(MEAN_AT_K_STEM)
+    drawn.files += draw_mean_at_k(drawn.out_dir / MEAN_AT_K_STEM, bars, drawn.formats)
+    ks = sorted({str(body.get("k", "?")) for run in evaluated for body in run.eval_benches.values()})
+    drawn.captions[MEAN_AT_K_STEM] = (
+        f"Mean@k per benchmark (k = {', '.join(ks)} samples per problem, `infoppo eval`), one bar per model; "
+        "error bars: ± one standard error (sampling noise)."
+        + _nonfinite_bars_note(bar.score for bar in bars)
+        + drawn.bench_titles
+    )
 
 
 def _seeds_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
@@ -140,6 +230,26 @@ def _seeds_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
     return f" Seeds per curve: {', '.join(map(str, sorted(seeds)))}; shaded: 95% CI of the mean."
 
 
+def _base_model_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
+    if any(curve.steps and curve.steps[0] == 0 for _, curves in drawn for curve in curves):
+        return " Step 0: the base model, evaluated before training."
+    return ""
+
+
+def _breaks_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
+    broken = sorted({curve.label for _, curves in drawn for curve in curves if curve.breaks})
+    if not broken:
+        return ""
+    shown = ", ".join(broken)
+    return f" Dotted vertical lines: where a curve turns non-finite (NaN/inf; a run diverged): {shown}."
+
+
+def _nonfinite_bars_note(values: Iterable[float]) -> str:
+    if all(math.isfinite(value) for value in values):
+        return ""
+    return " A red NaN/inf at the foot of the axis marks a bar whose value is not finite (a diverged run)."
+
+
 def _write_tables(
     report: Report, runs: Sequence[RunData], benches: Sequence[str], formats: Sequence[str]
 ) -> None:
@@ -147,18 +257,38 @@ def _write_tables(
         report.notes.append(f"{TENSORBOARD_DIR}/ not written: no run has final metrics yet")
     atomic_write_text(report.table_csv, table_csv(report.columns, report.rows))
     atomic_write_text(report.table_md, table_markdown(report.columns, report.rows, report.notes))
+    if report.seed_mean_csv and report.seed_mean_md:
+        atomic_write_text(report.seed_mean_csv, seed_mean_csv(report.mean_columns, report.mean_rows))
+        atomic_write_text(report.seed_mean_md, table_markdown(report.mean_columns, report.mean_rows, ()))
     atomic_write_text(report.hparams_csv, table_csv(*hparams_rows(runs, benches)))
     atomic_write_text(report.report_md, report_markdown(report, formats))
 
 
 def report_markdown(report: Report, formats: Sequence[str]) -> str:
-    """``report.md``: every figure with its caption, then the final table and the notes."""
+    """``report.md``: the runs that broke, every figure with its caption, the tables and the notes."""
     shown = next((fmt for fmt in ("png", "svg") if fmt in formats), formats[0])
     lines = ["# infoppo report", ""]
+    if report.broken:
+        lines += [
+            "## Runs that broke",
+            "",
+            "Non-finite metrics are shown as they are (NaN/inf), never as an ",
+        ]
+        lines[-1] += "earlier value; values from before a break carry their step."
+        lines += ["", *broken_runs_markdown(report.broken), ""]
     for number, (stem, caption) in enumerate(report.captions.items(), start=1):
         lines += [f"![{stem}]({stem}.{shown})", "", f"*Figure {number}: {caption}*", ""]
+    files = [report.table_csv.name, report.hparams_csv.name, f"{TENSORBOARD_DIR}/"]
+    if report.mean_rows and report.seed_mean_csv:
+        lines += [f"## {SEED_MEAN_TITLE}", "", *markdown_table(report.mean_columns, report.mean_rows), ""]
+        files.insert(1, report.seed_mean_csv.name)
     lines += [f"## {TABLE_TITLE}", "", *markdown_table(report.columns, report.rows), ""]
-    lines += [f"Also: `{report.table_csv.name}`, `{report.hparams_csv.name}`, `{TENSORBOARD_DIR}/`."]
+    lines += ["Also: " + ", ".join(f"`{name}`" for name in files) + "."]
     if report.notes:
-        lines += ["", "## Notes (missing or partial metrics)", "", *(f"- {note}" for note in report.notes)]
+        lines += [
+            "",
+            "## Notes (missing, partial or broken metrics)",
+            "",
+            *(f"- {note}" for note in report.notes),
+        ]
     return "\n".join(lines) + "\n"

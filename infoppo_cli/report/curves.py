@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from infoppo_cli.report.health import assess, final_accuracy, plotted_series, settled
 from infoppo_cli.report.runs import RunData
 
 KIND_SYMBOLS = {"gamma": "γ", "lambda": "λ", "clip": "ε", "norm": "norm", "components": "method"}
@@ -33,8 +34,12 @@ def t_critical(degrees_of_freedom: int) -> float:
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float]:
-    """The mean of ``values`` and the half-width of its 95% t interval (0 for a single value)."""
+    """The mean of ``values`` and the half-width of its 95% t interval (0 for a single value). A NaN or
+    an infinity among them makes the mean non-finite (NaN, or the infinity) and the half-width NaN: a
+    seed that diverged is not averaged away."""
     mean = statistics.fmean(values)
+    if not all(math.isfinite(value) for value in values):
+        return mean, math.nan
     if len(values) < 2:
         return mean, 0.0
     return mean, t_critical(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
@@ -52,6 +57,9 @@ class Curve:
     mean: list[float]
     half_width: list[float]
     """95% CI half-width at each step (0 everywhere for one seed)."""
+    breaks: list[float] = field(default_factory=list)
+    """Steps where the mean turns non-finite after a finite value (or starts so), and where a run of the
+    curve broke: a run diverged there."""
 
     @property
     def low(self) -> list[float]:
@@ -85,11 +93,24 @@ def group_runs(runs: Sequence[RunData]) -> dict[tuple[str, ...], list[RunData]]:
     return groups
 
 
+def breaks_of(steps: Sequence[float], values: Sequence[float]) -> list[float]:
+    """The steps where ``values`` turn non-finite after a finite value, or start non-finite."""
+    finite = [math.isfinite(value) for value in values]
+    return [step for i, step in enumerate(steps) if not finite[i] and (i == 0 or finite[i - 1])]
+
+
+def _run_breaks(members: Sequence[RunData]) -> set[float]:
+    """The steps the runs broke at (:func:`health.assess`), shown on every curve of theirs: an accuracy
+    evaluated every N steps would otherwise end quietly before the break."""
+    return {step for step in (assess(run).break_step for run in members) if step is not None}
+
+
 def build_curves(runs: Sequence[RunData], key: str) -> list[Curve]:
-    """Curves of ``key``, one per grid point: the mean over its seeds at the steps all of them logged."""
+    """Curves of ``key``, one per grid point: the mean over its seeds at the steps all of them logged.
+    A seed's NaN (or a step a per-step metric went missing at) makes the mean NaN there: the line breaks."""
     curves = []
     for members in group_runs([run for run in runs if run.series(key)]).values():
-        per_seed = [dict(run.series(key)) for run in members]
+        per_seed = [dict(plotted_series(run, key)) for run in members]
         common = sorted(set.intersection(*(set(series) for series in per_seed)))
         if not common:  # seeds logged at different steps: fall back to the longest run
             longest = max(per_seed, key=len)
@@ -105,6 +126,7 @@ def build_curves(runs: Sequence[RunData], key: str) -> list[Curve]:
                 steps=common,
                 mean=[mean for mean, _ in stats],
                 half_width=[half for _, half in stats],
+                breaks=sorted({*breaks_of(common, [mean for mean, _ in stats]), *_run_breaks(members)}),
             )
         )
     return curves
@@ -122,10 +144,12 @@ class Bar:
 
 
 def final_accuracy_bars(runs: Sequence[RunData], bench: str) -> list[Bar]:
-    """A bar per (value, arm) with at least one final accuracy on ``bench``, in grid order."""
+    """A bar per (value, arm) with at least one final accuracy on ``bench``, in grid order; a seed's
+    NaN score makes its bar's mean NaN (drawn as a marked gap, not as the other seeds' mean)."""
     bars = []
     for members in group_runs(runs).values():
-        scores = [score for score, _ in (run.final_accuracy(bench) for run in members) if score is not None]
+        found = (settled(final_accuracy(run, assess(run), bench)[0]) for run in members)
+        scores = [score for score in found if score is not None]
         if scores:
             mean, half = mean_ci(scores)
             bars.append(Bar(members[0].value_label or "", members[0].arm, mean, half, scores))

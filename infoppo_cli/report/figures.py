@@ -4,18 +4,22 @@ Sizes and fonts follow a two-column paper: a panel is 3.3 in wide (one column of
 templates) with 8 pt text, so a figure printed at column width needs no scaling; PNG at 300 dpi (the
 usual minimum for print), PDF and SVG vector with their text kept as text (TrueType in PDF, which
 conference checkers require instead of Type 3; plain text in SVG). Every figure has one legend, below
-its panels; curves are the mean over seeds with a 95% t band (see :mod:`infoppo_cli.report.curves`).
+its panels, in as many columns as the figure's width holds (long labels wrapped, the figure taller by its
+extra rows), so no legend is cut off; curves are the mean over seeds with a 95% t band (see
+:mod:`infoppo_cli.report.curves`), broken where their values turn non-finite.
 """
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.atomic import atomic_writer
-from infoppo_cli.report.curves import KIND_SYMBOLS, Bar, Curve
+from infoppo_cli.report.curves import Curve
 
 PANEL_INCHES = (3.3, 2.4)
 """One panel: a column of a two-column paper wide; a figure of n panels is n panels wide."""
@@ -23,6 +27,12 @@ DPI = 300
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 LINE_STYLES = ("-", "--", ":", "-.")
 """Line style by arm, in the order the arms first appear (info solid, token dashed in a γ/λ sweep)."""
+LEGEND_COLUMNS = 4
+LEGEND_WIDTH_SHARE = 0.98
+"""How much of the figure's width a legend may take."""
+WRAP_WIDTHS = (40, 28, 18, 10)
+"""Characters per line tried, in turn, for labels too long for a one-column legend."""
+BREAK_LABEL = "non-finite from here (run diverged)"
 
 PAPER_RC: dict[str, Any] = {
     "font.size": 8,
@@ -88,15 +98,18 @@ CURVE_FIGURES: tuple[FigureSpec, ...] = (
 )
 
 
-def _new_figure(panels: int, title: str) -> Any:
+def new_figure(panels: int, title: str) -> Any:
+    """A figure of ``panels`` panels side by side, drawn by Agg (so text can be measured before saving)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(PANEL_INCHES[0] * panels, PANEL_INCHES[1]), layout="constrained")
+    FigureCanvasAgg(figure)
     figure.suptitle(title)
     return figure
 
 
-def _colors(keys: Iterable[str]) -> dict[str, Any]:
+def colors_for(keys: Iterable[str]) -> dict[str, Any]:
     import matplotlib
 
     ordered = list(dict.fromkeys(keys))
@@ -109,17 +122,38 @@ def _styles(arms: Iterable[str]) -> dict[str, str]:
     return {arm: LINE_STYLES[i % len(LINE_STYLES)] for i, arm in enumerate(dict.fromkeys(arms))}
 
 
-def _one_legend(figure: Any, axes: Sequence[Any]) -> None:
-    """A single legend below the panels with every labelled line once."""
+def one_legend(figure: Any, axes: Sequence[Any], extra: Sequence[Any] = ()) -> None:
+    """A single legend below the panels with every labelled artist once (and the ``extra`` handles), in
+    as many columns (at most four) as the figure's width holds; labels too long for one column are
+    wrapped. The figure grows by the legend's rows beyond the first, so the panels keep their height."""
     seen: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
-    if seen:
-        columns = min(len(seen), 4)
-        figure.legend(
-            list(seen.values()), list(seen), loc="outside lower center", ncols=columns, frameon=False
-        )
+    for handle in extra:
+        seen.setdefault(handle.get_label(), handle)
+    if not seen:
+        return
+    legend, rows = _fitting_legend(figure, list(seen.values()), list(seen))
+    height = legend.get_window_extent(figure.canvas.get_renderer()).height / figure.dpi
+    figure.set_figheight(PANEL_INCHES[1] + height * (rows - 1) / rows)
+
+
+def _fitting_legend(figure: Any, handles: list[Any], labels: list[str]) -> tuple[Any, int]:
+    """The widest legend that fits the figure: fewer columns first, then wrapped labels in one."""
+    renderer = figure.canvas.get_renderer()
+    room = figure.bbox.width * LEGEND_WIDTH_SHARE
+    tries = [(columns, labels) for columns in range(min(len(labels), LEGEND_COLUMNS), 0, -1)]
+    tries += [(1, [textwrap.fill(label, chars) for label in labels]) for chars in WRAP_WIDTHS]
+    for columns, shown in tries[:-1]:
+        legend = figure.legend(handles, shown, loc="outside lower center", ncols=columns, frameon=False)
+        if legend.get_window_extent(renderer).width <= room:
+            return legend, -(-len(labels) // columns)
+        legend.remove()
+    columns, shown = tries[-1]  # the narrowest wrapping, kept whatever its width
+    return figure.legend(handles, shown, loc="outside lower center", ncols=columns, frameon=False), len(
+        labels
+    )
 
 
 def save_figure(figure: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
@@ -148,22 +182,23 @@ def draw_curves(
 
 
 def curve_figure(title: str, panels: Sequence[tuple[str, list[Curve]]], log_y: bool = False) -> Any:
-    """One panel per (y label, curves) with the training step on the x axis."""
+    """One panel per (y label, curves) with the training step on the x axis. Non-finite values leave a
+    gap in their line, and a dotted vertical line in the curve's colour marks each step a curve turned
+    non-finite."""
     import matplotlib
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     all_curves = [curve for _, curves in panels for curve in curves]
-    colors = _colors(curve.color_key for curve in all_curves)
+    colors = colors_for(curve.color_key for curve in all_curves)
     styles = _styles(curve.arm for curve in all_curves)
     with matplotlib.rc_context(PAPER_RC):
-        figure = _new_figure(len(panels), title)
+        figure = new_figure(len(panels), title)
         axes = figure.subplots(1, len(panels), squeeze=False)[0]
         for ax, (ylabel, curves) in zip(axes, panels, strict=True):
             for curve in curves:
-                color = colors[curve.color_key]
-                ax.plot(curve.steps, curve.mean, styles[curve.arm], color=color, label=curve.label)
-                if curve.seeds > 1:
-                    ax.fill_between(curve.steps, curve.low, curve.high, color=color, alpha=0.2, linewidth=0)
+                _draw_curve(ax, curve, colors[curve.color_key], styles[curve.arm])
+            _show_every_step(ax, [step for curve in curves for step in curve.steps])
             ax.set_xlabel("training step")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel(ylabel)
@@ -172,43 +207,41 @@ def curve_figure(title: str, panels: Sequence[tuple[str, list[Curve]]], log_y: b
             ax.grid(alpha=0.3)
             if not curves:
                 ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
-        _one_legend(figure, axes)
+        extra = [Line2D([], [], color="0.3", linestyle=":", label=BREAK_LABEL)]
+        one_legend(figure, axes, extra if any(curve.breaks for curve in all_curves) else ())
     return figure
 
 
-def draw_final_bars(
-    stem: Path, kind: str, panels: Sequence[tuple[str, list[Bar]]], formats: Sequence[str]
-) -> list[Path]:
-    """Draw :func:`final_bars_figure` and write it in every format."""
-    return save_figure(final_bars_figure(kind, panels), stem, formats)
+def _finite_or_nan(values: Sequence[float]) -> list[float]:
+    """Matplotlib leaves NaN out of a line; an infinity would stretch or break the axis instead."""
+    return [value if math.isfinite(value) else math.nan for value in values]
 
 
-def final_bars_figure(kind: str, panels: Sequence[tuple[str, list[Bar]]]) -> Any:
-    """Final accuracy per grid point: a bar per (value, arm) at the mean over seeds with its 95% CI,
-    and every seed's score as a point on its bar; one panel per benchmark."""
-    import matplotlib
+def _show_every_step(ax: Any, steps: Sequence[float]) -> None:
+    """Span every step a curve has, also those whose values are NaN (which autoscaling would cut off):
+    a run that diverged at step 3 of 40 shows as 40 steps with a gap, not as a 2-step run."""
+    if steps:
+        low, high = min(steps), max(steps)
+        pad = 0.05 * (high - low) or 0.5
+        ax.set_xlim(low - pad, high + pad)
 
-    bars = [bar for _, group in panels for bar in group]
-    values = list(dict.fromkeys(bar.value_label for bar in bars))
-    arms = list(dict.fromkeys(bar.arm for bar in bars))
-    colors = _colors(arms)
-    width = 0.8 / len(arms)
-    with matplotlib.rc_context(PAPER_RC):
-        symbol = KIND_SYMBOLS.get(kind, kind)
-        figure = _new_figure(len(panels), f"Final accuracy ({kind} sweep)")
-        axes = figure.subplots(1, len(panels), squeeze=False)[0]
-        for ax, (bench, group) in zip(axes, panels, strict=True):
-            for bar in group:
-                x = values.index(bar.value_label) + (arms.index(bar.arm) - (len(arms) - 1) / 2) * width
-                error = bar.half_width if len(bar.seed_scores) > 1 else None
-                ax.bar(x, bar.mean, width * 0.9, yerr=error, capsize=2, color=colors[bar.arm], label=bar.arm)
-                ax.scatter([x] * len(bar.seed_scores), bar.seed_scores, s=8, color="black", zorder=3)
-            if any(values):
-                ax.set_xticks(range(len(values)), values)
-                ax.set_xlabel(symbol)
-            else:  # a components sweep: the arms are the bars, told apart by the legend
-                ax.set_xticks([])
-            ax.set_ylabel(f"{bench} accuracy (%)")
-            ax.grid(axis="y", alpha=0.3)
-        _one_legend(figure, axes)
-    return figure
+
+def _finite_at(values: Sequence[float], index: int) -> bool:
+    return 0 <= index < len(values) and math.isfinite(values[index])
+
+
+def _draw_curve(ax: Any, curve: Curve, color: Any, style: str) -> None:
+    mean = _finite_or_nan(curve.mean)
+    ax.plot(curve.steps, mean, style, color=color, label=curve.label)
+    lone = [
+        i
+        for i in range(len(mean))
+        if _finite_at(mean, i) and not (_finite_at(mean, i - 1) or _finite_at(mean, i + 1))
+    ]
+    if lone:  # a finite value between gaps draws no line segment: show it as a point
+        ax.plot([curve.steps[i] for i in lone], [mean[i] for i in lone], "o", color=color, markersize=2)
+    if curve.seeds > 1:
+        low, high = _finite_or_nan(curve.low), _finite_or_nan(curve.high)
+        ax.fill_between(curve.steps, low, high, color=color, alpha=0.2, linewidth=0)
+    for step in curve.breaks:
+        ax.axvline(step, color=color, linestyle=":", linewidth=0.9)

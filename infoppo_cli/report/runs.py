@@ -5,7 +5,8 @@ A run directory is laid out by :mod:`infoppo_cli.rundir` (``metrics.jsonl``, ``m
 ``eval/metrics.json``); an eval output directory holds ``metrics.json``; a sweep directory holds
 ``sweep.json`` and its runs as ``OUT/RUN_NAME``; any other directory is searched one level deep for runs
 (``infoppo report runs/``). Missing or malformed pieces become warnings naming the file and line, never a
-silent gap; no run at all is a :class:`UsageError`.
+silent gap; no run at all is a :class:`UsageError`. A value that is not finite (NaN, an infinity) is read
+as data, never dropped: it is how a diverged run shows (see :mod:`infoppo_cli.report.health`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.rundir import EVAL_DIR, METRICS_FILE, RunDir, read_metrics_log
+from infoppo_cli.report.eval_dirs import eval_identity
+from infoppo_cli.rundir import (
+    EVAL_DIR,
+    EVAL_METRICS_FILE,
+    METRICS_FILE,
+    RunDir,
+    metric_number,
+    read_manifest,
+    read_metrics_log,
+)
 
 SWEEP_FILE = "sweep.json"
-EVAL_METRICS_FILE = "metrics.json"
 
 
 @dataclass
@@ -37,6 +46,8 @@ class RunData:
     method: str | None = None
     seed: int | None = None
     status: str | None = None
+    model: str | None = None
+    """The base model a run trained (its manifest's ``config.model``), or the model an eval evaluated."""
     parameters: dict[str, Any] = field(default_factory=dict)
     steps: list[dict[str, float]] = field(default_factory=list)
     eval_benches: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -46,20 +57,36 @@ class RunData:
         """The sweep arm (``info``/``token``, or the method of a components sweep); else the method."""
         return self.time or self.method or "-"
 
+    @property
+    def eval_only(self) -> bool:
+        """An ``infoppo eval`` output directory: final scores, no training steps."""
+        return not self.steps and bool(self.eval_benches) and not RunDir(self.path).metrics.exists()
+
     def series(self, key: str) -> list[tuple[float, float]]:
-        """(step, value) pairs of ``key`` in step order."""
-        return sorted((row["step"], row[key]) for row in self.steps if key in row)
+        """(step, value) pairs of ``key`` in step order, non-finite values included."""
+        return sorted(((row["step"], row[key]) for row in self.steps if key in row), key=lambda pair: pair[0])
+
+    def last_logged(self, key: str) -> tuple[float, float] | None:
+        """(step, value) of the last step that logged ``key``; a NaN there is returned, not an earlier
+        value."""
+        series = self.series(key)
+        return series[-1] if series else None
 
     def last(self, key: str) -> float | None:
-        series = self.series(key)
-        return series[-1][1] if series else None
+        logged = self.last_logged(key)
+        return logged[1] if logged else None
+
+    def eval_score(self, bench: str, key: str = "mean@k") -> float | None:
+        """``key`` of the final eval's ``bench`` (NaN stays NaN); ``None`` when it has none."""
+        body = self.eval_benches.get(bench, {})
+        return metric_number(body[key]) if key in body and body[key] is not None else None
 
     def final_accuracy(self, bench: str) -> tuple[float | None, str]:
         """Accuracy (percent) on ``bench`` and where it came from: the final eval's mean@k, else the
-        last in-training ``eval_<bench>``."""
-        score = self.eval_benches.get(bench, {}).get("mean@k")
-        if is_number(score):
-            return float(score), "eval"
+        last in-training ``eval_<bench>``. A non-finite score is returned as it is, never replaced."""
+        score = self.eval_score(bench)
+        if score is not None:
+            return score, "eval"
         last = self.last(f"eval_{bench}")
         return (last, "training") if last is not None else (None, "")
 
@@ -105,52 +132,83 @@ def read_metrics_jsonl(path: Path, notes: list[str], label: str) -> list[dict[st
         )
     if not log.records:
         notes.append(f"{label}: {path} has no training steps")
-    return [{key: float(value) for key, value in row.items() if is_number(value)} for row in log.records]
+    return [_numbers(row) for row in log.records]
 
 
-def read_eval_metrics(path: Path, notes: list[str], label: str) -> dict[str, dict[str, Any]]:
-    """``benches`` of an ``infoppo eval`` metrics.json ({} and a warning naming the file when unreadable)."""
+def _numbers(row: dict[str, Any]) -> dict[str, float]:
+    """The metrics of one step as floats, NaN and infinities kept (see :func:`rundir.metric_number`)."""
+    numbers = ((key, metric_number(value)) for key, value in row.items())
+    return {key: number for key, number in numbers if number is not None}
+
+
+def read_eval_document(path: Path, notes: list[str], label: str) -> dict[str, Any] | None:
+    """An ``infoppo eval`` metrics.json (``None`` and a warning naming the file when unreadable)."""
     try:
-        benches = json.loads(path.read_text(encoding="utf-8"))["benches"]
-        if not isinstance(benches, dict):
-            raise TypeError("'benches' is not an object")
-        return {name: body for name, body in benches.items() if isinstance(body, dict)}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(document, dict) or not isinstance(document.get("benches"), dict):
+            raise TypeError("no 'benches' object")
+        return document
+    except (OSError, ValueError, TypeError) as exc:
         notes.append(f"{label}: cannot read {path} ({exc}); its accuracies are left out")
-        return {}
+        return None
+
+
+def eval_benches(document: dict[str, Any] | None, path: Path, notes: list[str], label: str) -> dict:
+    """The per-bench entries of an eval ``document``; one without a Mean@k number is named and left out
+    (a NaN Mean@k is a number here: it is kept and shown)."""
+    benches = {}
+    for name, body in (document or {}).get("benches", {}).items():
+        if isinstance(body, dict) and "mean@k" in body and metric_number(body["mean@k"]) is not None:
+            benches[name] = body
+        else:
+            notes.append(f"{label}: {path} has no Mean@k number for {name}; it is left out")
+    return benches
 
 
 def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
-    """Fill the run's method and seed from its manifest (``config.method``, ``seed``)."""
-    path = RunDir(run.path).manifest
-    if not path.exists() or (run.method is not None and run.seed is not None):
-        return
+    """Fill the run's method, model and seed from its manifest (``config.method``, ``config.model``,
+    ``seed``) where the sweep did not say; a malformed manifest is a warning with the reader's line."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        method = manifest.get("config", {}).get("method")
-        seed = manifest.get("seed")
-    except (OSError, ValueError, AttributeError) as exc:
-        notes.append(f"{run.name}: cannot read {path} ({exc})")
+        manifest = read_manifest(RunDir(run.path))
+        if manifest is None:
+            return
+        method, model, seed = manifest.method, manifest.model, manifest.seed
+    except UsageError as exc:
+        notes.append(f"{run.name}: {exc}")
         return
-    run.method = run.method or (method if isinstance(method, str) else None)
-    if run.seed is None and is_number(seed):
-        run.seed = int(seed)
+    run.method = run.method or method
+    run.model = run.model or model
+    if run.seed is None and seed is not None:
+        run.seed = seed
 
 
 def read_run(path: Path, notes: list[str], **known: Any) -> RunData:
     """One run directory (or an eval output directory)."""
-    run = RunData(name=known.pop("name", path.name), path=path, **known)
     layout = RunDir(path)
     if (path / EVAL_METRICS_FILE).exists() and not layout.metrics.exists():
-        run.eval_benches = read_eval_metrics(path / EVAL_METRICS_FILE, notes, run.name)
-        return run
+        return read_eval_dir(path, notes, known)
+    run = RunData(name=known.pop("name", path.name), path=path, **known)
     _read_manifest_identity(run, notes)
     if run.status == "pending" and not layout.metrics.exists():
         notes.append(f"{run.name}: not started yet (status pending)")
     else:
         run.steps = read_metrics_jsonl(layout.metrics, notes, run.name)
-    if (layout.eval / EVAL_METRICS_FILE).exists():
-        run.eval_benches = read_eval_metrics(layout.eval / EVAL_METRICS_FILE, notes, run.name)
+    eval_file = layout.eval_metrics
+    if eval_file.exists():
+        document = read_eval_document(eval_file, notes, run.name)
+        run.eval_benches = eval_benches(document, eval_file, notes, run.name)
+    return run
+
+
+def read_eval_dir(path: Path, notes: list[str], known: dict[str, Any]) -> RunData:
+    """An ``infoppo eval`` output directory, named by the model (and run) it evaluated."""
+    eval_file = path / EVAL_METRICS_FILE
+    document = read_eval_document(eval_file, notes, known.get("name", path.name))
+    identity = eval_identity(path, document or {}, notes)
+    run = RunData(name=known.pop("name", identity.name), path=path, **known)
+    run.model, run.method = run.model or identity.model, run.method or identity.method
+    run.seed = run.seed if run.seed is not None else identity.seed
+    run.eval_benches = eval_benches(document, eval_file, notes, run.name)
     return run
 
 
@@ -195,15 +253,23 @@ def _runs_below(directory: Path) -> list[Path]:
     return sorted(child for child in directory.iterdir() if child.is_dir() and is_run_dir(child))
 
 
+def check_dirs(dirs: Sequence[Path]) -> None:
+    """Refuse, before any work, no directory at all, a missing one or a file given as one."""
+    if not dirs:
+        raise UsageError("give at least one run or sweep directory")
+    for directory in map(Path, dirs):
+        if directory.exists() and not directory.is_dir():
+            raise UsageError(f"{directory} is a file; give run, sweep or eval output directories")
+        if not directory.is_dir():
+            raise UsageError(f"no such directory: {directory}")
+
+
 def read_inputs(dirs: Sequence[Path]) -> ReportInputs:
     """Read every directory; a missing one, one with no run in it, or no run at all is a
     :class:`UsageError`."""
-    if not dirs:
-        raise UsageError("give at least one run or sweep directory")
+    check_dirs(dirs)
     inputs = ReportInputs(runs=[], sweep_kinds={}, notes=[])
     for directory in map(Path, dirs):
-        if not directory.is_dir():
-            raise UsageError(f"no such directory: {directory}")
         if (directory / SWEEP_FILE).exists():
             kind, sweep_runs = read_sweep(directory, inputs.notes)
             inputs.sweep_kinds[directory.name] = kind
@@ -219,4 +285,15 @@ def read_inputs(dirs: Sequence[Path]) -> ReportInputs:
             )
     if not inputs.runs:
         raise UsageError(f"no runs found in {', '.join(map(str, dirs))} (the sweep records no runs)")
+    _tell_apart(inputs.runs)
     return inputs
+
+
+def _tell_apart(runs: Sequence[RunData]) -> None:
+    """Runs outside a sweep that share a name (two evaluations of one model) get their directory added."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.name] = counts.get(run.name, 0) + 1
+    for run in runs:
+        if run.sweep is None and counts[run.name] > 1:
+            run.name = f"{run.name} [{run.path}]"

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN as TRAINER_BENCHMARK_MEAN
+from infoppo_cli.report.health import Stale, assess, final_accuracy, settled
 from infoppo_cli.report.runs import RunData
 
 PAPER_BENCHES = ("aime24", "aime25")
@@ -26,57 +30,110 @@ TABLE_METRICS: tuple[tuple[str, str], ...] = (
 """metrics.jsonl keys in the final-metrics table (last logged value) and their column names."""
 
 TABLE_TITLE = "Final metrics (last logged step; accuracy in %)"
+_DIRECTORY_UNSAFE = re.compile(r"[^\w.=@+-]+")
+"""What a run's name may not carry into a directory name (``Qwen/Qwen3-4B`` would nest)."""
 
 
-def eval_benches_of(runs: Sequence[RunData]) -> list[str]:
+BENCHMARK_MEAN = TRAINER_BENCHMARK_MEAN.removeprefix("eval_")
+"""The trainer's mean over the in-training benchmarks, logged beside them: not a benchmark itself."""
+
+
+def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = None) -> list[str]:
     """Benchmarks with any accuracy, the paper's two first.
 
     metrics.jsonl holds OpenRLHF's own eval keys too (``eval_<ds>_pass1`` as a fraction,
-    ``eval_<ds>_truncated_rate``, ``eval_num_samples`` ...); ``eval_<X>`` counts as an accuracy in percent
-    when X is a registry benchmark or OpenRLHF logged ``eval_<X>_pass1`` beside it.
+    ``eval_<ds>_truncated_rate``, ``eval_num_samples`` ...) and the trainer's ``eval_mean_over_benches``;
+    ``eval_<X>`` counts as an accuracy in percent when X is a benchmark of the registry (with
+    ``benches_file``'s) or OpenRLHF logged ``eval_<X>_pass1`` beside it.
     """
-    from infoppo_cli.eval.benchmarks import BENCH_NAMES
+    from infoppo_cli.eval.benchmarks import bench_names
 
+    known = set(bench_names(benches_file))
     logged = {
         key[len("eval_") :] for run in runs for row in run.steps for key in row if key.startswith("eval_")
     }
     found = {bench for run in runs for bench in run.eval_benches}
-    found |= {name for name in logged if name in BENCH_NAMES or f"{name}_pass1" in logged}
+    found |= {name for name in logged if name in known or f"{name}_pass1" in logged}
+    found.discard(BENCHMARK_MEAN)
     return [*(b for b in PAPER_BENCHES if b in found), *sorted(found - set(PAPER_BENCHES))]
 
 
+def bench_titles(benches: Sequence[str], benches_file: str | Path | None = None) -> str:
+    """A caption's sentence naming each benchmark by its registry title (``describe_bench``), e.g.
+    ``" Benchmarks: aime24 = AIME 2024 (I + II)."``; empty when none has a title beyond its name."""
+    from infoppo_cli.eval.benchmarks import describe_bench
+
+    titled = [(bench, describe_bench(bench, benches_file)["title"]) for bench in benches]
+    named = [f"{bench} = {title}" for bench, title in titled if title and title != bench]
+    return f" Benchmarks: {'; '.join(named)}." if named else ""
+
+
 def table_rows(runs: Sequence[RunData], benches: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
-    """Column names and one row per run: identity, last step, last logged metrics, final accuracies."""
-    columns = ["run", "sweep", "value", "arm", "seed", "status", "steps"]
-    columns += [name for _, name in TABLE_METRICS] + list(benches) + ["accuracy_from"]
+    """Column names and one row per run: identity, last step, where it broke, last logged metrics, final
+    accuracies (with the eval's standard error where there is one). A non-finite value is shown as it is;
+    a value from before the run broke is :class:`Stale`. Columns empty for every run are left out."""
+    columns = ["run", "model", "method", "sweep", "value", "arm", "seed", "status", "steps", "diverged_at"]
+    columns += [name for _, name in TABLE_METRICS]
+    columns += [name for bench in benches for name in (bench, f"{bench}_se")]
+    columns.append("accuracy_from")
     rows = []
     for run in runs:
-        accuracies = [run.final_accuracy(bench) for bench in benches]
-        sources = sorted({source for _, source in accuracies if source})
-        rows.append(
-            [
-                run.name,
-                run.sweep,
-                run.value_label,
-                run.arm,
-                run.seed,
-                run.status,
-                int(run.steps[-1]["step"]) if run.steps else None,
-                *(run.last(key) for key, _ in TABLE_METRICS),
-                *(score for score, _ in accuracies),
-                "+".join(sources) or None,
-            ]
-        )
-    return columns, rows
+        health = assess(run)
+        accuracies = {bench: final_accuracy(run, health, bench) for bench in benches}
+        sources = sorted({source for _, source in accuracies.values() if source})
+        cells: dict[str, Any] = {
+            "run": run.name,
+            "model": run.model if run.model != run.name else None,  # an eval of a Hub model is named by it
+            "method": run.method,
+            "sweep": run.sweep,
+            "value": run.value_label or None,
+            "arm": run.arm if run.sweep else None,
+            "seed": run.seed,
+            "status": run.status,
+            "steps": int(run.steps[-1]["step"]) if run.steps else None,
+            "diverged_at": None if health.break_step is None else int(health.break_step),
+            "accuracy_from": "+".join(sources) or None,
+        }
+        cells |= {name: health.mark(run.last_logged(key)) for key, name in TABLE_METRICS}
+        for bench, (score, source) in accuracies.items():
+            cells[bench] = score
+            cells[f"{bench}_se"] = run.eval_score(bench, "mean@k_se") if source == "eval" else None
+        rows.append([cells.get(column) for column in columns])
+    return drop_empty_columns(columns, rows)
+
+
+def drop_empty_columns(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], keep: Sequence[str] = ("run",)
+) -> tuple[list[str], list[list[Any]]]:
+    """Leave out the columns no row has a value in (training metrics of eval directories, say)."""
+    kept = [
+        i for i, column in enumerate(columns) if column in keep or any(row[i] is not None for row in rows)
+    ]
+    return [columns[i] for i in kept], [[row[i] for i in kept] for row in rows]
 
 
 def cell_text(value: Any) -> str:
-    """A table cell for people: 4 significant digits, '-' for missing."""
+    """A table cell for people: 4 significant digits, '-' for missing, ``NaN``/``inf`` as they are, a
+    value from before its run broke with its step."""
     if value is None:
         return "-"
+    if isinstance(value, Stale):
+        return f"{cell_text(value.value)} (step {value.step:g})"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        if math.isnan(value):
+            return "NaN"
+        return f"{value:.4g}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     return str(value)
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: full precision, ``nan``/``inf``/``-inf`` for non-finite values (as NumPy and pandas read
+    them), a :class:`Stale` value's number, empty for missing."""
+    if isinstance(value, Stale):
+        value = value.value
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else value
 
 
 def table_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -85,9 +142,7 @@ def table_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(
-            ["" if value is None else repr(value) if isinstance(value, float) else value for value in row]
-        )
+        writer.writerow([csv_cell(value) for value in row])
     return buffer.getvalue()
 
 
@@ -105,23 +160,29 @@ def table_markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], notes:
 
 
 def hparams_rows(runs: Sequence[RunData], benches: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
-    """One row per run: its identity, every swept or held hyper-parameter, then its final metrics."""
+    """One row per run: its identity, every swept or held hyper-parameter, then its final metrics (NaN
+    for a run that broke before its last value)."""
     parameters = list(dict.fromkeys(name for run in runs for name in run.parameters))
-    columns = ["run", "sweep", "arm", "method", "seed", *parameters, *benches, "reward", "length"]
-    rows = [
-        [
-            run.name,
-            run.sweep,
-            run.arm,
-            run.method,
-            run.seed,
-            *(run.parameters.get(name) for name in parameters),
-            *(run.final_accuracy(bench)[0] for bench in benches),
-            run.last("reward_mean"),
-            run.last("response_length_mean"),
-        ]
-        for run in runs
-    ]
+    columns = ["run", "sweep", "arm", "method", "model", "seed", *parameters, *benches, "reward", "length"]
+    rows = []
+    for run in runs:
+        health = assess(run)
+        rows.append(
+            [
+                run.name,
+                run.sweep,
+                run.arm,
+                run.method,
+                run.model,
+                run.seed,
+                *(run.parameters.get(name) for name in parameters),
+                *(settled(final_accuracy(run, health, bench)[0]) for bench in benches),
+                *(
+                    settled(health.mark(run.last_logged(key)))
+                    for key in ("reward_mean", "response_length_mean")
+                ),
+            ]
+        )
     return columns, rows
 
 
@@ -144,7 +205,8 @@ def write_tensorboard_hparams(directory: Path, runs: Sequence[RunData], benches:
             if name not in metric_names and name != "run" and value is not None
         }
         # written beside and renamed over the last report's, so a re-run shows each run once in TensorBoard
-        target, fresh = directory / record["run"], directory / f".{record['run']}.new"
+        name = _DIRECTORY_UNSAFE.sub("_", record["run"]).strip("._") or "run"
+        target, fresh = directory / name, directory / f".{name}.new"
         shutil.rmtree(fresh, ignore_errors=True)
         with SummaryWriter(log_dir=str(fresh)) as writer:
             writer.add_hparams(hparams, metrics, run_name=".")

@@ -3,26 +3,42 @@ each kind varies is in :mod:`infoppo_cli.sweep.kinds`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import redact_argv
+from infoppo_cli.rundir import RunDir
+from infoppo_cli.schema import option_fields
 from infoppo_cli.sweep.kinds import (
     KINDS,
     RAY_JOB_TRAIN_ARGS,
+    SWEEP_CONTROLLED_FIELDS,
     SWEEP_CONTROLLED_FLAGS,
     Value,
     command_number,
     format_value,
+    held_values,
     parse_time_arms,
     parse_values,
     sweep_kind,
 )
+from infoppo_cli.train.request import TrainRequest
 
 __all__ = ["GridPoint", "SweepPlan", "build_plan", "expand_grid", "parse_time_arms", "parse_values"]
 __all__ += ["RAY_JOB_TRAIN_ARGS", "KINDS", "option_name", "parse_eval_benches"]
+
+MAX_SEEDS = 100
+"""More seeds per grid point than any study reports: a larger --seeds is a typo (or a shell variable)."""
+MAX_RUNS = 1000
+"""The most training runs one sweep takes; sweep.json and the dry run list every one of them."""
+LONG_SWEEP_ROUNDS = 8
+"""More rounds of runs one after another (each a full RL run of hours) than the paper's largest grid
+(gamma: 4 values x 2 arms, run locally) earn a warning."""
+MANY_RUNS = 64
+"""Runs at once this many times over (each a GPU allocation) earn a warning however parallel they go."""
 
 
 @dataclass(frozen=True)
@@ -59,13 +75,19 @@ class GridPoint:
             args += [flag, part if isinstance(part, str) else command_number(self.kind, part)]
         return args
 
+    def swept_fields(self) -> dict[str, float | str]:
+        """This point's value as ``TrainRequest`` fields (``{"eps_low_info": 5.0, ...}``)."""
+        spec, fields = KINDS[self.kind], option_fields(TrainRequest)
+        parts = self.value if isinstance(self.value, tuple) else (self.value,)
+        return {fields[flag]: part for flag, part in zip(spec.flags, parts, strict=True)}
+
     def parameters(self) -> dict[str, float | str]:
         """Swept and held hyper-parameters by train option name without dashes (for records)."""
         spec = KINDS[self.kind]
         parts = self.value if isinstance(self.value, tuple) else (self.value,)
         pairs = zip(spec.flags, parts, strict=True)
         params: dict[str, float | str] = {flag.lstrip("-"): part for flag, part in pairs}
-        params.update({flag.lstrip("-"): held for flag, held in spec.held.items()})
+        params.update({flag.lstrip("-"): held for flag, held in held_values(spec).items()})
         return params
 
 
@@ -87,14 +109,23 @@ def option_name(token: str) -> str | None:
     return token.split("=", 1)[0] if token.startswith("--") else None
 
 
+def passed_fields(extra_train_args: Sequence[str]) -> set[str]:
+    """The ``TrainRequest`` fields that pass-through train options set, whichever flag spells them
+    (``--lambda`` and ``--lambd`` both set ``lambd``)."""
+    fields = option_fields(TrainRequest)
+    return {fields[name] for name in map(option_name, extra_train_args) if name in fields}
+
+
 def check_passthrough(kind: str, extra_train_args: Sequence[str]) -> None:
     """Refuse pass-through train options that the sweep sets itself (a clear line, exit 2)."""
     spec = sweep_kind(kind)
-    hints = {"--seed": " (use --seeds N for seeds 1..N)", "--method": " (use --time info,token)"}
+    fields = option_fields(TrainRequest)
+    controlled = {*SWEEP_CONTROLLED_FIELDS, *(fields[flag] for flag in spec.flags)}
+    hints = {"seed": " (use --seeds N for seeds 1..N)", "method": " (use --time info,token)"}
     for token in extra_train_args:
         name = option_name(token)
-        if name in SWEEP_CONTROLLED_FLAGS or name in spec.flags:
-            hint = hints.get(name, " (use the sweep's own options or --values)")
+        if name in SWEEP_CONTROLLED_FLAGS or fields.get(name or "") in controlled:
+            hint = hints.get(fields.get(name or "", ""), " (use the sweep's own options or --values)")
             raise UsageError(f"{name} is set by the {kind} sweep and cannot be passed to train{hint}")
 
 
@@ -112,6 +143,8 @@ class SweepPlan:
     extra_train_args: tuple[str, ...] = ()
     eval_max_tokens: int | None = None
     """The preset's response length, which eval generates up to (the paper's protocol)."""
+    train_options: Mapping[str, Any] = field(default_factory=dict)
+    """``extra_train_args`` as ``TrainRequest`` fields, parsed as `infoppo train` parses them."""
 
     @property
     def points(self) -> tuple[GridPoint, ...]:
@@ -143,13 +176,32 @@ class SweepPlan:
         """``OUT/<run name>``: one run per directory."""
         return self.out_dir / point.name
 
+    def passes(self, flag: str) -> bool:
+        """Whether the pass-through train options set the option ``flag`` spells."""
+        return option_fields(TrainRequest).get(flag) in passed_fields(self.extra_train_args)
+
+    def held(self) -> dict[str, float]:
+        """The held options this sweep's runs get (those not passed through), flag -> value."""
+        return {flag: value for flag, value in held_values(KINDS[self.kind]).items() if not self.passes(flag)}
+
+    def train_request(self, point: GridPoint) -> TrainRequest:
+        """The `infoppo train` request of this point: what :meth:`train_command` asks for, checked by
+        ``plan_training`` before the sweep launches that command."""
+        fields = option_fields(TrainRequest)
+        held = {fields[flag]: value for flag, value in self.held().items()}
+        return TrainRequest(
+            **{**held, **self.train_options, **point.swept_fields()},
+            preset=self.preset,
+            method=point.method,
+            seed=point.seed,
+            output_dir=str(self.run_dir(point)),
+        )
+
     def train_command(self, point: GridPoint) -> list[str]:
         """``infoppo train ...`` for this point: the same command line a user would type."""
-        passed = {option_name(token) for token in self.extra_train_args}
         held: list[str] = []
-        for flag, value in KINDS[self.kind].held.items():
-            if flag not in passed:
-                held += [flag, repr(float(value))]
+        for flag, value in self.held().items():
+            held += [flag, repr(float(value))]
         return [
             "infoppo",
             "train",
@@ -170,16 +222,16 @@ class SweepPlan:
         """``infoppo eval`` on the run's final model, or None without ``--eval-bench``."""
         if not self.eval_benches:
             return None
-        run_dir = self.run_dir(point)
+        run_dir = RunDir(self.run_dir(point))
         return [
             "infoppo",
             "eval",
             "--model",
-            str(run_dir / "final"),
+            str(run_dir.final),
             "--bench",
             ",".join(self.eval_benches),
             "--out",
-            str(run_dir / "eval"),
+            str(run_dir.eval),
             *(["--max-tokens", str(self.eval_max_tokens)] if self.eval_max_tokens else []),
         ]
 
@@ -202,23 +254,61 @@ def build_plan(
     seeds: int = 1,
     eval_benches: Sequence[str] = (),
     extra_train_args: Sequence[str] = (),
+    train_options: Mapping[str, Any] | None = None,
 ) -> SweepPlan:
-    """Validate the sweep options and expand them into a :class:`SweepPlan`."""
+    """Validate the sweep options and expand them into a :class:`SweepPlan`; ``train_options`` are
+    ``extra_train_args`` parsed into ``TrainRequest`` fields (the command line parses them)."""
     sweep_kind(kind)
     response_length = preset_response_length(preset)
     check_passthrough(kind, extra_train_args)
-    if seeds < 1:
-        raise UsageError(f"--seeds must be >= 1, got {seeds}")
+    check_seeds(seeds)
+    parsed_values, arms = parse_values(kind, values), parse_time_arms(kind, time)
+    check_grid_size(len(parsed_values), len(arms), seeds)
     return SweepPlan(
         kind=kind,
         preset=preset,
-        values=parse_values(kind, values),
-        arms=parse_time_arms(kind, time),
+        values=parsed_values,
+        arms=arms,
         seeds=seeds,
         out_dir=Path(out_dir).resolve(),
         eval_benches=tuple(eval_benches),
         extra_train_args=tuple(extra_train_args),
         eval_max_tokens=response_length,
+        train_options=dict(train_options or {}),
+    )
+
+
+def check_seeds(seeds: int) -> None:
+    if seeds < 1:
+        raise UsageError(f"--seeds must be >= 1, got {seeds}")
+    if seeds > MAX_SEEDS:
+        raise UsageError(
+            f"--seeds {seeds} asks for more than {MAX_SEEDS} seeds of every grid point "
+            "(each a full training run); a sweep runs seeds 1..N, so give N"
+        )
+
+
+def check_grid_size(values: int, arms: int, seeds: int) -> None:
+    """Refuse a grid no one means to run, before it is expanded (it would be listed run by run)."""
+    runs = values * arms * seeds
+    if runs > MAX_RUNS:
+        raise UsageError(
+            f"the grid is {runs} training runs ({values} value(s) x {arms} arm(s) x {seeds} seed(s)), "
+            f"more than the {MAX_RUNS} one sweep takes; split it into smaller sweeps"
+        )
+
+
+def long_sweep_warning(plan: SweepPlan, parallel: int) -> str | None:
+    """What a sweep will cost when that is many training runs one after another, else None."""
+    runs = len(plan.values) * len(plan.arms) * plan.seeds
+    at_once = max(1, min(parallel, runs))
+    rounds = -(-runs // at_once)
+    if rounds <= LONG_SWEEP_ROUNDS and runs <= MANY_RUNS:
+        return None
+    shape = f"{len(plan.values)} value(s) x {len(plan.arms)} arm(s) x {plan.seeds} seed(s)"
+    return (
+        f"this sweep is {runs} full training runs ({shape}), {at_once} at once: {rounds} round(s) one "
+        "after another, each as long as one training run"
     )
 
 

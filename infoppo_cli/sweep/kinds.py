@@ -5,7 +5,8 @@ two arms: information time (``--method infoppo``) and token time (``--method ppo
 λ), so the arms differ only in their time axis. ``clip`` and ``norm`` vary settings that exist only
 in information time, so they have the info arm alone. ``components`` varies no value: its arms are the
 methods that take InfoPPO apart (PPO, information-time GAE alone, the adaptive clip alone, both), all at
-the same γ, λ and seeds, which answers "which half of InfoPPO matters?".
+the same γ, λ and seeds, which answers "which half of InfoPPO matters?". ``methods`` is the paper's main
+comparison: InfoPPO and its baselines, each with its own recipe, on the same RL-step axis.
 """
 
 from __future__ import annotations
@@ -20,30 +21,26 @@ Value = float | str | tuple[float, ...]
 """One grid value: γ or λ (float), a normalisation mode (str), an (ε_low, ε_high) pair, or ``()`` for a
 kind that varies no value (``components``)."""
 
-SWEEP_KINDS: tuple[str, ...] = ("gamma", "lambda", "clip", "norm", "components")
+SWEEP_KINDS: tuple[str, ...] = ("gamma", "lambda", "clip", "norm", "components", "methods")
 ARM_METHODS: dict[str, str] = {"info": "infoppo", "token": "ppo"}
 """The `infoppo train --method` each time arm runs."""
 COMPONENT_METHODS: tuple[str, ...] = ("ppo", "info-gae", "info-clip", "infoppo")
 """Neither half of InfoPPO, information-time GAE alone, the adaptive clip alone, both (methods.toml)."""
+COMPARED_METHODS: tuple[str, ...] = ("infoppo", "ppo", "dapo", "dapo-ft")
+"""The paper's comparison: InfoPPO against PPO, DAPO and DAPO-FT (methods.toml)."""
 
-# InfoPPO's paper defaults (issue 3): a γ sweep holds λ at 0.99 and a λ sweep holds γ at 0.999, for
-# both arms, so that token-time PPO runs with exactly the discounting the info arm has.
-PAPER_GAMMA = 0.999
-PAPER_LAMBDA = 0.99
+HELD_FLAGS: dict[str, str] = {"--gamma": "algo.advantage.gamma", "--lambd": "algo.advantage.lambd"}
+"""The train options a sweep may hold, and the OpenRLHF flag whose value the info arm's method
+(``infoppo`` in ``presets/methods.toml``) gives each: a γ sweep holds λ at InfoPPO's λ and a λ sweep
+γ at InfoPPO's γ, for both arms, so that token-time PPO runs with exactly the info arm's discounting."""
 
 RAY_JOB_TRAIN_ARGS: tuple[str, ...] = ("--address", "auto")
 """Added to train inside a Ray job: join the job's own cluster (``RAY_ADDRESS``), start no Ray of its own."""
 
-SWEEP_CONTROLLED_FLAGS: tuple[str, ...] = (
-    "--preset",
-    "--method",
-    "--seed",
-    "--output-dir",
-    "--address",
-    "--resume",
-    "--dry-run",
-)
-"""`infoppo train` options the sweep sets itself; they cannot be passed through."""
+SWEEP_CONTROLLED_FIELDS: tuple[str, ...] = ("preset", "method", "seed", "output_dir", "address", "resume")
+"""The `infoppo train` request fields the sweep sets itself; they cannot be passed through."""
+SWEEP_CONTROLLED_FLAGS: tuple[str, ...] = ("--dry-run", "--list-presets", "--replay")
+"""`infoppo train`'s own modes: a sweep runs each run for real, from its own plan."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +53,8 @@ class SweepKind:
     defaults: tuple[Value, ...]
     arms: tuple[str, ...]
     """Arms this kind may run; the default ``--time``."""
-    held: dict[str, float] = field(default_factory=dict)
-    """Options both arms get unless passed through explicitly (flag -> value)."""
+    held: tuple[str, ...] = ()
+    """Options both arms get at the info arm's value unless passed through (:func:`held_values`)."""
     symbol: str = ""
     """Short symbol for legends and tables."""
     value_help: str = ""
@@ -71,7 +68,7 @@ KINDS: dict[str, SweepKind] = {
         flags=("--gamma",),
         defaults=(1.0, 0.9999, 0.999, 0.99),
         arms=("info", "token"),
-        held={"--lambd": PAPER_LAMBDA},
+        held=("--lambd",),
         symbol="γ",
         value_help="discount factors in (0, 1], e.g. 1.0,0.999",
     ),
@@ -80,7 +77,7 @@ KINDS: dict[str, SweepKind] = {
         flags=("--lambd",),
         defaults=(1.0, 0.99, 0.95),
         arms=("info", "token"),
-        held={"--gamma": PAPER_GAMMA},
+        held=("--gamma",),
         symbol="λ",
         value_help="GAE λ values in [0, 1], e.g. 1.0,0.95",
     ),
@@ -105,12 +102,29 @@ KINDS: dict[str, SweepKind] = {
         flags=(),
         defaults=((),),
         arms=COMPONENT_METHODS,
-        held={"--gamma": PAPER_GAMMA, "--lambd": PAPER_LAMBDA},
+        held=("--gamma", "--lambd"),
         symbol="method",
         value_help="no values (its arms are methods; set γ and λ with --gamma and --lambd)",
         arm_methods={method: method for method in COMPONENT_METHODS},
     ),
+    "methods": SweepKind(
+        name="methods",
+        flags=(),
+        defaults=((),),
+        arms=COMPARED_METHODS,
+        symbol="method",
+        value_help="no values (its arms are methods, each with its own recipe; choose them with --time)",
+        arm_methods={method: method for method in COMPARED_METHODS},
+    ),
 }
+
+
+def held_values(spec: SweepKind) -> dict[str, float]:
+    """The value of each held option: the info arm's method's (its γ, λ from ``presets/methods.toml``)."""
+    from infoppo_cli.train.methods import method
+
+    info = method(ARM_METHODS["info"])
+    return {flag: float(info.flag(HELD_FLAGS[flag])) for flag in spec.held}
 
 
 def sweep_kind(name: str) -> SweepKind:

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from infoppo_cli.atomic import utc_timestamp
 from infoppo_cli.errors import UsageError
+from infoppo_cli.rundir import RunDir
+from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.kinds import RAY_JOB_TRAIN_ARGS
+from infoppo_cli.sweep.liveness import process_runs_in
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord
 
 EXECUTABLE_ENV = "INFOPPO_SWEEP_EXECUTABLE"
@@ -46,28 +48,15 @@ def launch_argv(run: RunRecord, phase: PhaseRecord, in_ray_job: bool = False) ->
     argv = list(phase.command)
     if phase.name != "train":
         return argv
-    if (Path(run.output_dir) / "manifest.json").exists() and "--resume" not in argv:
+    if RunDir(Path(run.output_dir)).is_run() and "--resume" not in argv:
         argv.append("--resume")
     if in_ray_job:
         argv += RAY_JOB_TRAIN_ARGS
     return argv
 
 
-def last_log_line(path: Path, limit: int = 8192) -> str:
-    """The last non-empty line of a log file ('' when there is none)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, path.stat().st_size - limit))
-            tail = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    lines = [line.strip() for line in tail.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
 def log_header(run: RunRecord, phase: PhaseRecord, argv: Sequence[str]) -> str:
-    title = f"=== infoppo sweep: {run.name} {phase.name}, attempt {run.attempts}, {utc_timestamp()}"
-    return f"{title}\n$ {shlex.join(argv)}\n"
+    return phase_log.header(run.name, phase.name, run.attempts, argv)
 
 
 @dataclass
@@ -138,21 +127,8 @@ def refuse_other_launchers_job(run: RunRecord, phase: PhaseRecord, launcher: str
 
 
 def refuse_live_local_process(run: RunRecord, phase: PhaseRecord) -> None:
-    if phase.pid is not None and _process_runs_in(phase.pid, run.output_dir):
+    if phase.pid is not None and process_runs_in(phase.pid, run.output_dir):
         raise UsageError(
             f"run {run.name} is still running as process {phase.pid} from an earlier sweep; "
             f"wait for it or stop it (kill {phase.pid}), then re-run"
         )
-
-
-def _process_runs_in(pid: int, output_dir: str) -> bool:
-    """Whether ``pid`` is alive and its command line mentions ``output_dir`` (not a recycled pid)."""
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return True  # alive but unreadable: assume it is ours rather than risk two runs in one directory
-    return output_dir in cmdline

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from infoppo_cli.errors import EnvironmentProblem
+from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.launcher import (
     EXECUTABLE_ENV,
     Handle,
@@ -69,6 +70,8 @@ class LocalLauncher:
         code = handle.process.poll()
         if code is None:
             return None
+        if handle.log_file is not None and not handle.log_file.closed:
+            handle.log_file.write(phase_log.footer(code).encode())
         self._close(handle)
         return PhaseResult(exit_code=code, note=f"killed by signal {-code}" if code < 0 else None)
 

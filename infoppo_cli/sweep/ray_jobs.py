@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem
+from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.launcher import (
     Handle,
     PhaseResult,
@@ -70,7 +71,10 @@ class RayJobLauncher:
         self._submit(job_id, entrypoint, metadata)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "a", encoding="utf-8") as log:
-            log.write(log_header(run, phase, argv) + f"(Ray job {job_id}; its logs follow when it ends)\n")
+            log.write(
+                log_header(run, phase, argv)
+                + phase_log.note(f"Ray job {job_id}; its logs follow when it ends")
+            )
         return Handle(run=run, phase=phase, log_path=log_path, job_id=job_id)
 
     def _submit(self, job_id: str, entrypoint: str, metadata: dict[str, str]) -> None:
@@ -122,19 +126,23 @@ class RayJobLauncher:
         self._failures = 0
         if not info.status.is_terminal():
             return None
-        self._collect_logs(handle)
-        if info.status == JobStatus.SUCCEEDED:
+        succeeded = info.status == JobStatus.SUCCEEDED
+        code = 0 if succeeded else (info.driver_exit_code if info.driver_exit_code not in (None, 0) else 1)
+        self._collect_logs(handle, code)
+        if succeeded:
             return PhaseResult(exit_code=0)
-        code = info.driver_exit_code if info.driver_exit_code not in (None, 0) else 1
-        return PhaseResult(exit_code=code, note=f"Ray job {info.status.value}: {info.message or ''}".strip())
+        # Ray's message goes on with the job's last logs: its first line says what happened.
+        first = phase_log.plain((info.message or "").strip().partition("\n")[0])
+        return PhaseResult(exit_code=code, note=f"Ray job {info.status.value}: {first}".strip())
 
-    def _collect_logs(self, handle: Handle) -> None:
+    def _collect_logs(self, handle: Handle, exit_code: int) -> None:
         try:
             logs = self._client.get_job_logs(handle.job_id)
         except Exception as exc:
-            logs = f"(could not fetch the logs of Ray job {handle.job_id}: {exc})\n"
+            logs = phase_log.note(f"could not fetch the logs of Ray job {handle.job_id}: {exc}")
         with open(handle.log_path, "a", encoding="utf-8") as log:
             log.write(logs if logs.endswith("\n") or not logs else logs + "\n")
+            log.write(phase_log.footer(exit_code))
 
     def interrupt(self, handle: Handle) -> bool:
         return False  # the job runs on; the next invocation re-attaches to it

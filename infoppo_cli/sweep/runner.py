@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Protocol
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.sweep.launcher import Handle, Launcher, last_log_line, launch_argv
+from infoppo_cli.sweep.launcher import Handle, Launcher, launch_argv
+from infoppo_cli.sweep.phase_log import failure_reason
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord, SweepState
 
 USAGE_EXIT_CODE = 2
@@ -173,10 +174,12 @@ def _poll_active(
             continue
         progressed = True
         run, phase = handle.run, handle.phase
-        state.finish_phase(run, phase, result.exit_code, result.note)
+        failed = result.exit_code != 0
+        reason = failure_reason(handle.log_path, result.note) if failed else result.note
+        state.finish_phase(run, phase, result.exit_code, reason)
         if result.exit_code == USAGE_EXIT_CODE and outcome.aborted is None:
-            reason = last_log_line(handle.log_path) or "see its log"
-            outcome.aborted = f"{run.name}: {phase.name} stopped with a usage error (exit 2): {reason}"
+            shown = reason or f"see {handle.log_path}"
+            outcome.aborted = f"{run.name}: {phase.name} stopped with a usage error (exit 2): {shown}"
         if run.status == "pending":  # a phase succeeded and the next one waits
             if outcome.aborted is None:
                 active[name] = _start_next(state, run, launcher, reporter, new_attempt=False)

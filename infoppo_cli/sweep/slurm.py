@@ -10,6 +10,11 @@ SLURM jobs see); submitit's own logs and pickles stay in ``OUT/slurm/``.
 
 The sweep records each job id in ``sweep.json`` right after submission; a sweep that stopped finds its
 jobs again with submitit's job objects (``sacct`` on SLURM) and does not submit them twice.
+
+Only SLURM's executor is ever used: submitit's automatic choice would fall back to running every job on
+this machine at once when SLURM is absent (a login node would start GPU training). Where ``sbatch``,
+``squeue`` or ``srun`` is missing or fails, the sweep refuses before anything starts. The tests run the
+same code with submitit's local executor, which only ``INFOPPO_SWEEP_TEST_LOCAL_SLURM=1`` selects.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Sequence
@@ -26,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem, UsageError
+from infoppo_cli.schema import option
+from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.launcher import (
     Handle,
     PhaseResult,
@@ -41,17 +49,22 @@ RAY_PORT = 6379
 RAY_ENV = "INFOPPO_SWEEP_RAY"
 """Overrides the ``ray`` program started inside the job (split like a shell would)."""
 NODE_WAIT_S = 300.0
+LOCAL_EXECUTOR_ENV = "INFOPPO_SWEEP_TEST_LOCAL_SLURM"
+"""``1`` runs the "SLURM" jobs with submitit's local executor on this machine: for tests only."""
+PROBE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
 class SlurmSettings:
     """What every grid point's job asks SLURM for (``--slurm-*`` options)."""
 
-    partition: str | None = None
-    time: str = "48:00:00"
-    nodes: int = 1
-    gpus_per_node: int = 8
-    account: str | None = None
+    partition: str | None = option(
+        None, "SLURM partition.", "--slurm-partition", default_text="the cluster's"
+    )
+    time: str = option("48:00:00", "SLURM time limit per run, HH:MM:SS or D-HH:MM:SS.", "--slurm-time")
+    nodes: int = option(1, "SLURM nodes per training run (one Ray cluster across them).", "--slurm-nodes")
+    gpus_per_node: int = option(8, "GPUs per SLURM node.", "--slurm-gpus-per-node")
+    account: str | None = option(None, "SLURM account to charge.", "--slurm-account", default_text="")
 
     def timeout_minutes(self) -> int:
         return slurm_minutes(self.time)
@@ -104,32 +117,78 @@ def check_slurm_settings(settings: SlurmSettings) -> None:
         raise UsageError("--slurm-nodes must be >= 1 and --slurm-gpus-per-node >= 0")
 
 
+def local_executor_requested() -> bool:
+    """Whether the tests asked for submitit's local executor (``INFOPPO_SWEEP_TEST_LOCAL_SLURM=1``)."""
+    return os.environ.get(LOCAL_EXECUTOR_ENV, "").strip() == "1"
+
+
+_PROBES = (
+    ("sbatch", ["--version"]),
+    ("squeue", ["--noheader", "--format=%i", f"--user={os.getuid()}"]),  # asks the controller
+    ("srun", ["--version"]),  # submitit's batch script starts the job's tasks with it
+)
+
+
+def slurm_problem() -> str | None:
+    """Why SLURM cannot take jobs from this machine (a program missing or failing), None when it can."""
+    for program, args in _PROBES:
+        found = shutil.which(program)
+        if found is None:
+            return f"{program} is not on PATH, so this machine cannot reach SLURM"
+        command = shlex.join([program, *args])
+        try:
+            done = subprocess.run(
+                [found, *args],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"`{command}` did not answer in {PROBE_TIMEOUT_S:.0f} s (is the SLURM controller up?)"
+        except OSError as exc:
+            return f"`{command}` cannot run: {exc.strerror or exc}"
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()
+            return f"`{command}` failed (exit {done.returncode})" + (f": {said[0]}" if said else "")
+    return None
+
+
+def require_slurm() -> None:
+    """Refuse ``--launcher slurm`` where SLURM cannot take jobs, before anything is created or started."""
+    if local_executor_requested():
+        return
+    problem = slurm_problem()
+    if problem:
+        raise EnvironmentProblem(f"--launcher slurm: {problem}; nothing was submitted")
+
+
 class SlurmLauncher:
-    """Submits each phase as a SLURM job with submitit (``cluster="local"``: submitit's local executor,
-    the same code path on one machine without SLURM, used by the tests)."""
+    """Submits each phase as a SLURM job with submitit's SLURM executor (submitit's local executor, the
+    same code path on one machine, only when the tests set ``INFOPPO_SWEEP_TEST_LOCAL_SLURM=1``)."""
 
     in_ray_job = True  # the job starts its own Ray cluster; train joins it with --address auto
     poll_interval = 15.0
 
     def __init__(
-        self,
-        out_dir: Path,
-        settings: SlurmSettings,
-        cluster: str | None = None,
-        executable: Sequence[str] | None = None,
+        self, out_dir: Path, settings: SlurmSettings, executable: Sequence[str] | None = None
     ) -> None:
         import submitit
 
         check_slurm_settings(settings)
+        require_slurm()
         self.settings = settings
         self.folder = out_dir / SLURM_DIR
         self.executable = list(executable) if executable else resolve_executable(remote=False)
+        self.cluster = "local" if local_executor_requested() else "slurm"
         try:
-            self._executor = submitit.AutoExecutor(folder=self.folder / "%j", cluster=cluster)
-        except RuntimeError as exc:  # no sbatch on PATH
-            raise EnvironmentProblem(f"cannot submit SLURM jobs from here: {exc}") from None
-        self.cluster = self._executor.cluster
+            self._executor = submitit.AutoExecutor(folder=self.folder / "%j", cluster=self.cluster)
+        except RuntimeError as exc:  # submitit's own check (srun on PATH) disagrees with ours
+            raise EnvironmentProblem(f"--launcher slurm: {exc}; nothing was submitted") from None
         self.description = f"as SLURM jobs ({settings.describe()})"
+        if self.cluster == "local":
+            self.description += f" [submitit's local executor on this machine: {LOCAL_EXECUTOR_ENV}=1]"
 
     def job_id_for(self, run: RunRecord, phase: PhaseRecord) -> str | None:
         return None  # SLURM assigns it at submission; it is recorded right after
@@ -147,7 +206,9 @@ class SlurmLauncher:
         except Exception as exc:  # submitit raises subprocess or its own errors with sbatch's message
             raise EnvironmentProblem(f"SLURM refused {run.name} {phase.name}: {exc}") from None
         with open(log_path, "a", encoding="utf-8") as log:
-            log.write(f"(SLURM job {job.job_id}; submitit logs in {self.folder / str(job.job_id)})\n")
+            log.write(
+                phase_log.note(f"SLURM job {job.job_id}; submitit logs in {self.folder / str(job.job_id)}")
+            )
         return Handle(run=run, phase=phase, log_path=log_path, slurm_job=job, slurm_job_id=str(job.job_id))
 
     def attach(self, run: RunRecord, phase: PhaseRecord, log_path: Path) -> Handle | None:
@@ -221,7 +282,10 @@ def run_phase_in_job(command: list[str], log_path: str, start_ray: bool) -> int:
             env["RAY_ADDRESS"] = address
             _wait_for_nodes(ray, environment.num_nodes, env, log)
         try:
-            return subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            log.write(phase_log.footer(code).encode())  # what `ray stop` prints next is not the phase's
+            log.flush()
+            return code
         finally:
             if start_ray:
                 with contextlib.suppress(OSError):

@@ -11,14 +11,19 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import secrets
+import shlex
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json, utc_timestamp
+from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records import utc_timestamp
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
+from infoppo_cli.sweep.records import PhaseRecord, RunRecord
+from infoppo_cli.sweep.relocate import left_running, reroot_document
+from infoppo_cli.sweep.state_schema import shape_problem
 
 STATE_FILE = "sweep.json"
 SCHEMA_VERSION = 1
@@ -30,74 +35,6 @@ def _seconds_between(start: str | None, end: str) -> float | None:
         return None
     delta = _dt.datetime.fromisoformat(end) - _dt.datetime.fromisoformat(start)
     return round(delta.total_seconds(), 3)
-
-
-@dataclass
-class PhaseRecord:
-    """One command of a run (``train`` or ``eval``) and how its last attempt went."""
-
-    name: str
-    command: list[str]
-    status: str = "pending"
-    exit_code: int | None = None
-    started: str | None = None
-    finished: str | None = None
-    duration_s: float | None = None
-    log: str | None = None
-    """Log file, relative to the run directory."""
-    launched: list[str] | None = None
-    """The argv actually started (the command plus e.g. ``--resume``)."""
-    pid: int | None = None
-    ray_job_id: str | None = None
-    slurm_job_id: str | None = None
-    """The SLURM job of the phase (``--launcher slurm``), to re-attach to after the sweep stopped."""
-    note: str | None = None
-
-
-@dataclass
-class RunRecord:
-    """One grid point of the sweep."""
-
-    name: str
-    kind: str
-    value: Any
-    value_label: str
-    time: str
-    method: str
-    seed: int
-    parameters: dict[str, Any]
-    output_dir: str
-    phases: list[PhaseRecord]
-    status: str = "pending"
-    attempts: int = 0
-    started: str | None = None
-    finished: str | None = None
-    duration_s: float | None = None
-    error: str | None = None
-
-    def phase(self, name: str) -> PhaseRecord:
-        """The phase called ``name`` (``train`` or ``eval``)."""
-        return next(phase for phase in self.phases if phase.name == name)
-
-    def next_phase(self) -> PhaseRecord | None:
-        """The first phase not yet done, or None when the run is complete."""
-        return next((phase for phase in self.phases if phase.status != "done"), None)
-
-    def running_phase(self) -> PhaseRecord | None:
-        """The phase in flight, if any."""
-        return next((phase for phase in self.phases if phase.status == "running"), None)
-
-    def refresh_status(self) -> None:
-        """Derive the run's status from its phases."""
-        statuses = [phase.status for phase in self.phases]
-        if "failed" in statuses:
-            self.status = "failed"
-        elif all(status == "done" for status in statuses):
-            self.status = "done"
-        elif "running" in statuses:
-            self.status = "running"
-        else:
-            self.status = "pending"
 
 
 @dataclass
@@ -114,6 +51,8 @@ class SweepState:
     settings: dict[str, Any]
     versions: dict[str, Any]
     runs: list[RunRecord] = field(default_factory=list)
+    moved_from: str | None = None
+    """The directory the file recorded when it was read from another one (its paths are re-rooted)."""
 
     # ---------------------------------------------------------------- persistence
 
@@ -121,23 +60,29 @@ class SweepState:
         """Write the state atomically: a reader sees the previous or the new file, never half of one."""
         self.updated = utc_timestamp()
         document: dict[str, Any] = {"schema": SCHEMA_VERSION}
-        stored = (f.name for f in fields(self) if f.name not in ("path", "runs"))
+        stored = (f.name for f in fields(self) if f.name not in ("path", "runs", "moved_from"))
         document.update({name: getattr(self, name) for name in stored})
         document["runs"] = [asdict(run) for run in self.runs]
         atomic_write_json(self.path, document)
 
     @classmethod
     def load(cls, path: Path) -> SweepState:
-        """Read a ``sweep.json``; a malformed one is a :class:`UsageError` naming the file."""
+        """Read a ``sweep.json``, its paths re-rooted when the directory was moved; a file that is not
+        one infoppo wrote is a :class:`UsageError` naming the file and the field."""
+        path = Path(path)
+        if path.exists() and not path.is_file():
+            raise UsageError(f"cannot read sweep state {path}: it is not a regular file")
         try:
-            document = json.loads(Path(path).read_text(encoding="utf-8"))
-            if document.get("schema") != SCHEMA_VERSION:
-                raise ValueError(f"unsupported schema {document.get('schema')!r}")
-            runs = [_run_from_dict(run) for run in document.pop("runs")]
-            document.pop("schema")
-            return cls(path=Path(path), runs=runs, **document)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise UsageError(f"cannot read sweep state {path}: {exc}") from None
+        problem = shape_problem(document, SCHEMA_VERSION, STATUSES)
+        if problem:
+            raise UsageError(f"cannot read sweep state {path}: {problem}")
+        moved_from = reroot_document(document, path.absolute().parent.resolve())
+        runs = [_run_from_dict(run) for run in document.pop("runs")]
+        document.pop("schema")
+        return cls(path=path, runs=runs, moved_from=moved_from, **document)
 
     # ---------------------------------------------------------------- queries
 
@@ -171,8 +116,7 @@ class SweepState:
         phase.log = log
         phase.started = stamp
         phase.finished = phase.duration_s = phase.exit_code = phase.pid = None
-        phase.ray_job_id = phase.slurm_job_id = None
-        phase.note = None
+        phase.ray_job_id = phase.slurm_job_id = phase.note = None
         run.refresh_status()
         self.save()
 
@@ -184,7 +128,7 @@ class SweepState:
         job_id: str | None = None,
         slurm_job_id: str | None = None,
     ) -> None:
-        """Remember how to find a running phase again (its pid, Ray job id or SLURM job id) and save."""
+        """Remember how to find a running phase again (pid, Ray or SLURM job id) and save."""
         phase.pid = pid
         phase.ray_job_id = job_id
         phase.slurm_job_id = slurm_job_id
@@ -223,8 +167,6 @@ class SweepState:
 
 def _run_from_dict(data: dict[str, Any]) -> RunRecord:
     phases = [PhaseRecord(**phase) for phase in data.pop("phases")]
-    if data.get("status") not in STATUSES:
-        raise ValueError(f"run {data.get('name')!r} has unknown status {data.get('status')!r}")
     return RunRecord(phases=phases, **data)
 
 
@@ -253,6 +195,7 @@ class ResumeSummary:
     failed_retried: tuple[str, ...] = ()
     running: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
+    moved_from: str | None = None
 
 
 def open_sweep(
@@ -265,11 +208,11 @@ def open_sweep(
 ) -> tuple[SweepState, ResumeSummary]:
     """Create ``OUT/sweep.json`` for ``plan`` or resume the one there.
 
-    Resuming keeps each existing run's record. Another grid (other values, arms or seeds) is a
-    :class:`UsageError` naming the difference unless ``force_new_grid`` (then the new grid's runs are
-    added); a run whose train command changed (other options, so another experiment in the same
-    directory) is one too; a changed or added eval phase that has not run yet is replaced. Failed
-    phases go back to pending only with ``retry_failed``.
+    Resuming keeps each existing run's record (in a moved directory, at its new place). Another grid
+    (other values, arms or seeds) is a :class:`UsageError` naming the difference unless
+    ``force_new_grid`` (then the new grid's runs are added); a run whose train command changed (another
+    experiment in the same directory) is one too; a changed or added eval phase that has not run yet
+    is replaced. Failed phases go back to pending only with ``retry_failed``.
     """
     from infoppo_cli.resources import stack_versions
 
@@ -292,6 +235,9 @@ def open_sweep(
         return state, ResumeSummary(created=True)
 
     state = SweepState.load(path)
+    blocked = left_running(state.runs, state.moved_from) if state.moved_from else None
+    if blocked:
+        raise UsageError(f"cannot resume {plan.out_dir}: {blocked}")
     if (state.kind, state.preset) != (plan.kind, plan.preset):
         raise UsageError(
             f"{plan.out_dir} holds a {state.kind} sweep of preset {state.preset}; "
@@ -329,6 +275,7 @@ def open_sweep(
         failed_retried=tuple(failed_retried),
         running=tuple(run.name for run in state.runs if run.name in names and run.status == "running"),
         added=tuple(added),
+        moved_from=state.moved_from,
     )
 
 
@@ -365,7 +312,8 @@ def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     old_train, new_train = stored["train"], fresh.phase("train")
     if old_train.command != new_train.command and old_train.status != "pending":
         raise UsageError(
-            f"run {run.name} in {Path(run.output_dir).parent} was started with another train command; "
+            f"run {run.name} in {Path(run.output_dir).parent} was started with another train command "
+            f"({_first_difference(old_train.command, new_train.command)}); "
             "use a new --out for different train options"
         )
     phases = []
@@ -378,3 +326,9 @@ def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     phases += [old for old in run.phases if old.name not in wanted and old.status != "pending"]
     run.phases = phases
     run.refresh_status()
+
+
+def _first_difference(recorded: list[str], now: list[str]) -> str:
+    at = next(i for i, (a, b) in enumerate(zip([*recorded, ""], [*now, ""], strict=False)) if a != b)
+    shown = [shlex.join(tokens[at : at + 2]) or "(nothing)" for tokens in (recorded, now)]
+    return f"recorded {shown[0]}, now {shown[1]}"

@@ -19,11 +19,12 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.data.templates import BOXED_PREFIX, DAPO_PREFIX, render_prompt
 from infoppo_cli.errors import UsageError
+from infoppo_cli.rundir import RunDir
 
-EVAL_FILE = "eval-prompts.jsonl"
 DEFAULT_BENCHES = ("aime24", "aime25")
 """The paper's main figures: AIME24 and AIME25 accuracy over training steps."""
-DEFAULT_EVERY = 20
+DEFAULT_EVERY = 5
+"""Every 5 RL steps, as the 80/20 authors' and verl's DAPO scripts evaluate (``trainer.test_freq=5``)."""
 DEFAULT_SAMPLES = 16
 """k of Mean@k, as ``infoppo eval``'s default (``--samples 16``)."""
 TEMPERATURE = 1.0
@@ -32,18 +33,22 @@ TEMPERATURE = 1.0
 
 @dataclass(frozen=True)
 class EvalPlan:
-    """Which benchmarks (name -> local file or ``None`` for the Hub), how often, how many samples."""
+    """Which benchmarks (name -> local file or ``None`` for the Hub), how often, how many samples, and
+    the user's registry file that defines some of them (``--benches-file``)."""
 
     benches: dict[str, str | None]
     every: int
     samples: int
+    benches_file: str | None = None
+    before: bool = True
+    """Also evaluate the base model, before the first update (step 0)."""
 
     def flags(self, output_dir: Path) -> dict[str, Any]:
         """OpenRLHF's ``--eval.*`` flags (none when no benchmark is chosen)."""
         if not self.benches:
             return {}
         return {
-            "eval.dataset": str(output_dir / EVAL_FILE),
+            "eval.dataset": str(RunDir(output_dir).eval_prompts),
             "eval.steps": self.every,
             "eval.n_samples_per_prompt": self.samples,
             "eval.temperature": TEMPERATURE,
@@ -57,27 +62,26 @@ class EvalPlan:
         return f"{names}: Mean@{self.samples} at T={TEMPERATURE} every {self.every} steps"
 
 
-def eval_plan(selection: str | None, every: int | None, samples: int | None) -> EvalPlan:
-    """``--eval-bench`` (``aime24,aime25``; ``NAME=FILE`` for a local copy; ``none`` to switch it
-    off), ``--eval-every`` and ``--eval-samples``, with the defaults above; bad values are a
-    :class:`UsageError`."""
-    from infoppo_cli.eval.benchmarks import BENCH_NAMES
+def eval_plan(
+    selection: str | None, every: int | None, samples: int | None, *, benches_file: str | None = None
+) -> EvalPlan:
+    """``--eval-bench`` (registry names, ``NAME=FILE`` for a local file, ``all``; ``none`` to switch it
+    off; the syntax of ``eval --bench``), ``--eval-every``, ``--eval-samples`` and ``--benches-file`` (a
+    TOML file of more benchmarks, checked even when evaluation is off), with the defaults above; bad
+    values are a :class:`UsageError`."""
+    from infoppo_cli.eval.registry import load_registry, parse_selection
 
     for name, value in (("--eval-every", every), ("--eval-samples", samples)):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be >= 1, got {value}")
+    if benches_file is not None:
+        load_registry(benches_file)  # a broken file is refused even when no benchmark uses it
+        benches_file = str(Path(benches_file).expanduser().resolve())
     text = ",".join(DEFAULT_BENCHES) if selection is None else selection.strip()
     benches: dict[str, str | None] = {}
     if text.lower() not in ("", "none", "off"):
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            name, _, file = item.partition("=")
-            name = name.strip().lower()
-            if name not in BENCH_NAMES:
-                raise UsageError(f"unknown --eval-bench {name!r}; choose from: {', '.join(BENCH_NAMES)}")
-            if file and not Path(file).expanduser().is_file():
-                raise UsageError(f"--eval-bench {name}={file}: no such file")
-            benches[name] = str(Path(file).expanduser().resolve()) if file else None
-    return EvalPlan(benches, every or DEFAULT_EVERY, samples or DEFAULT_SAMPLES)
+        benches = parse_selection(text, benches_file, option="--eval-bench")
+    return EvalPlan(benches, every or DEFAULT_EVERY, samples or DEFAULT_SAMPLES, benches_file)
 
 
 def training_template(data: str) -> str:
@@ -100,13 +104,14 @@ def training_template(data: str) -> str:
 def write_eval_prompts(plan: EvalPlan, output_dir: Path, template: str) -> Path | None:
     """Write ``output_dir/eval-prompts.jsonl`` (atomically) for ``plan``; ``None`` when it is off."""
     from infoppo_cli.eval.benchmarks import load_bench
+    from infoppo_cli.eval.text import dumps
 
     if not plan.benches:
         return None
     lines = []
     for name, file in plan.benches.items():
         try:
-            problems = load_bench(name, file)
+            problems = load_bench(name, file, plan.benches_file)
         except UsageError as exc:
             hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
             raise UsageError(f"{exc}; {hint}") from None
@@ -116,7 +121,7 @@ def write_eval_prompts(plan: EvalPlan, output_dir: Path, template: str) -> Path 
                 "label": problem.answer,
                 "datasource": name,
             }
-            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
-    path = output_dir / EVAL_FILE
+            lines.append(dumps(row, ensure_ascii=False) + "\n")
+    path = RunDir(output_dir).eval_prompts
     atomic_write_text(path, "".join(lines))
     return path

@@ -1,170 +1,199 @@
 """Training methods built from components, read from ``presets/methods.toml`` or a user's file.
 
-A method names one choice per component; the OpenRLHF adapter picks its behaviour from these
-parts, never from the method's name:
-
-* ``advantage``: ``gae`` (OpenRLHF's token-time GAE), ``info_time_gae`` (the paper's information-time
-  GAE, critic as for ``gae``) or ``group_norm`` (GRPO/DAPO group-normalised rewards, no critic);
-* ``clip``: ``fixed`` (OpenRLHF's ``actor.eps_clip_low_high``) or ``adaptive`` (the paper's
-  entropy-adaptive bounds);
-* ``token_mask``: ``all`` or ``top_entropy`` (DAPO-FT: the loss keeps the highest-entropy tokens).
-
-``extends = "other"`` starts from another method's parts, flags and settings.
+A method names one choice per component (:class:`~infoppo_cli.openrlhf_adapter.settings.Components`:
+advantage, clip, token_mask, reward, optimizer); the OpenRLHF adapter picks its behaviour from these
+parts, never from the method's name. ``extends = "other"`` starts from another method's parts, flags
+and settings. A methods file is checked by :class:`MethodTable` (unknown keys refused) and its
+flags by OpenRLHF's parser; every problem is one line naming the file, the table and the key.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
+from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
+from infoppo_cli.openrlhf_adapter.settings import (
+    ADVANTAGES,
+    CLIPS,
+    COMPONENT_CHOICES,
+    OPTIMIZERS,
+    REWARDS,
+    TOKEN_MASKS,
+    Components,
+)
 from infoppo_cli.resources import data_dir
+from infoppo_cli.schema import checked, file_problem, read_toml
 
 METHODS_FILE = "methods.toml"
-ADVANTAGES = ("gae", "info_time_gae", "group_norm")
-CLIPS = ("fixed", "adaptive")
-TOKEN_MASKS = ("all", "top_entropy")
 # OpenRLHF's estimator for each advantage component; information-time GAE replaces the body of
 # OpenRLHF's GAE (openrlhf_adapter/experience_maker.py), so it runs under the ``gae`` estimator.
 ESTIMATOR = {"gae": "gae", "info_time_gae": "gae", "group_norm": "group_norm"}
-COMPONENT_CHOICES = {"advantage": ADVANTAGES, "clip": CLIPS, "token_mask": TOKEN_MASKS}
-SETTINGS = ("eps_low_info", "eps_high_info", "norm", "top_entropy_frac")
-"""infoppo's own per-method settings (``[NAME.infotime]``)."""
-_KEYS = {"summary", "extends", "openrlhf", "infotime", *COMPONENT_CHOICES}
+IMPLIED_FLAGS = {
+    "algo.advantage.estimator": "advantage",
+    "actor.adam.betas": "optimizer",
+    "critic.adam.betas": "optimizer",
+}
+"""OpenRLHF flags a method's components set: a method's ``[openrlhf]`` table may not give them."""
 
 FlagValues = dict[str, Any]
 """OpenRLHF flags by dotted name (``"algo.advantage.gamma"``) with TOML values."""
 
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class InfotimeTable(BaseModel):
+    """``[NAME.infotime]``: infoppo's own settings of a method (None: not given here)."""
+
+    model_config = _STRICT
+    eps_low_info: float | None = None
+    eps_high_info: float | None = None
+    norm: Literal[NORM_MODES] | None = None
+    top_entropy_frac: float | None = None
+
+    @field_validator("eps_low_info", "eps_high_info", "top_entropy_frac")
+    @classmethod
+    def _in_range(cls, value: float | None, info: Any) -> float | None:
+        name = {"eps_low_info": "eps_low", "eps_high_info": "eps_high"}.get(info.field_name, "top_frac")
+        try:
+            validate_hyperparameters(**{name: value})
+        except ValueError as exc:  # "eps_low must be ...": the key is named by the error's place
+            raise ValueError(str(exc).split(" ", 1)[1]) from None
+        return value
+
+
+class MethodTable(BaseModel):
+    """``[NAME]``: one method of a methods file, as written (components inherited are ``None``)."""
+
+    model_config = _STRICT
+    summary: str = Field(min_length=1)
+    extends: str | None = None
+    advantage: Literal[ADVANTAGES] | None = None
+    clip: Literal[CLIPS] | None = None
+    token_mask: Literal[TOKEN_MASKS] | None = None
+    reward: Literal[tuple(REWARDS)] | None = None
+    optimizer: Literal[tuple(OPTIMIZERS)] | None = None
+    openrlhf: dict[str, Any] = Field(default_factory=dict)
+    infotime: InfotimeTable = Field(default_factory=InfotimeTable)
+
+
+class MethodsFile(RootModel[dict[str, MethodTable]]):
+    """A methods file: a ``[NAME]`` table per method."""
+
+
+def checked_flags(flags: dict[str, Any], source: str, where: tuple[str, ...]) -> dict[str, Any]:
+    """``flags`` (a ``[... openrlhf]`` table) once every flag is OpenRLHF's and holds a value its
+    parser takes; else a :func:`~infoppo_cli.schema.file_problem` naming the flag."""
+    for key, value in flags.items():
+        problem = openrlhf_flags.value_problem(key, value)
+        if problem:
+            shown = openrlhf_flags.REDACTED if key in openrlhf_flags.SECRET_FLAGS else value
+            about_the_key = problem.startswith("is not a flag")
+            raise file_problem(source, (*where, key), problem, *(() if about_the_key else (shown,)))
+    return dict(flags)
+
 
 @dataclass(frozen=True)
-class Method:
+class Method(Components):
     """A training method: its components, OpenRLHF flags and infoppo settings, and where it came from."""
 
-    name: str
-    summary: str
-    advantage: str
-    clip: str
-    token_mask: str
-    openrlhf: FlagValues
+    name: str = ""
+    summary: str = ""
+    openrlhf: FlagValues = field(default_factory=dict)
     infotime: dict[str, Any] = field(default_factory=dict)
     source: str = f"presets/{METHODS_FILE}"
 
-    @property
-    def uses_critic(self) -> bool:
-        """Whether this method trains a critic (GAE in token or information time)."""
-        return self.advantage != "group_norm"
-
-    @property
-    def uses_rho(self) -> bool:
-        """Whether the information density rho is computed (for its GAE or its clip bounds)."""
-        return self.advantage == "info_time_gae" or self.clip == "adaptive"
-
-    def components(self) -> dict[str, str]:
-        """The three parts, as the adapter's settings carry them."""
-        return {"advantage": self.advantage, "clip": self.clip, "token_mask": self.token_mask}
+    def flag(self, key: str) -> Any:
+        """What the method's runs give OpenRLHF's ``--KEY``: the method's value, else OpenRLHF's default
+        (``flag("algo.advantage.gamma")`` is the method's gamma)."""
+        flags = self.all_openrlhf()
+        return flags[key] if key in flags else openrlhf_flags.openrlhf_parser().get_default(key)
 
     def all_openrlhf(self) -> FlagValues:
-        """The method's OpenRLHF flags, led by the estimator its advantage component implies."""
-        return {"algo.advantage.estimator": ESTIMATOR[self.advantage], **self.openrlhf}
+        """The method's OpenRLHF flags, led by what its components imply: the estimator (from
+        ``advantage``) and the AdamW betas (from ``optimizer``)."""
+        betas = list(self.adam_betas)
+        implied = {"algo.advantage.estimator": ESTIMATOR[self.advantage], "actor.adam.betas": betas}
+        if self.uses_critic:
+            implied["critic.adam.betas"] = betas
+        return {**implied, **self.openrlhf}
 
 
-def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """A TOML file as a dict; a missing or malformed file is a one-line :class:`UsageError`."""
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path} not found") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what} {path} is a directory, not a TOML file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what} {path} is not valid TOML: {exc}") from None
+@dataclass(frozen=True)
+class _File:
+    """One methods file being read: its tables, the methods they may extend, and its names."""
+
+    tables: dict[str, MethodTable]
+    base: dict[str, Method]
+    origin: str
+    """Where the methods come from (``Method.source``)."""
+    source: str
+    """How its problems name it (``methods file PATH``)."""
 
 
-def _check_settings(where: str, settings: dict[str, Any]) -> None:
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise UsageError(f"{where}: unknown infotime setting {unknown[0]!r}; known: {', '.join(SETTINGS)}")
-    try:
-        validate_hyperparameters(
-            eps_low=settings.get("eps_low_info"),
-            eps_high=settings.get("eps_high_info"),
-            top_frac=settings.get("top_entropy_frac"),
-        )
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"{where}: {exc}") from None
-    if "norm" in settings and settings["norm"] not in NORM_MODES:
-        raise UsageError(
-            f"{where}: unknown norm {settings['norm']!r}; choose one of: {', '.join(NORM_MODES)}"
-        )
+def _parent(name: str, file: _File, seen: tuple[str, ...]) -> Method:
+    parent = file.tables[name].extends
+    if parent in seen or parent == name:
+        raise file_problem(file.source, (name, "extends"), f"makes a cycle through {parent!r}")
+    if parent in file.tables:
+        return _resolve(parent, file, (*seen, name))
+    if parent in file.base:
+        return file.base[parent]
+    problem = "must name a method of this file or a shipped one"
+    raise file_problem(file.source, (name, "extends"), problem, parent)
 
 
-def _table(where: str, body: dict[str, Any], key: str) -> dict[str, Any]:
-    value = body.get(key, {})
-    if not isinstance(value, dict):
-        raise UsageError(f"{where}: [{key}] must be a table")
-    return dict(value)
-
-
-def _resolve(name: str, table: dict[str, Any], base: dict[str, Method], source: str, seen=()) -> Method:
-    where = f"method {name!r} in {source}"
-    body = table[name]
-    if not isinstance(body, dict):
-        raise UsageError(f"{where} must be a table")
-    unknown = sorted(set(body) - _KEYS)
-    if unknown:
-        raise UsageError(f"{where}: unknown key {unknown[0]!r}; known: {', '.join(sorted(_KEYS))}")
-    parent = body.get("extends")
-    if parent is not None:
-        if parent in seen or parent == name:
-            raise UsageError(f"{where}: 'extends' makes a cycle through {parent!r}")
-        if parent in table:
-            inherited = _resolve(parent, table, base, source, (*seen, name))
-        elif parent in base:
-            inherited = base[parent]
-        else:
-            raise UsageError(f"{where} extends unknown method {parent!r}")
-        parts = inherited.components()
-        flags, settings = dict(inherited.openrlhf), dict(inherited.infotime)
-    else:
-        parts, flags, settings = {}, {}, {}
+def _resolve(name: str, file: _File, seen: tuple[str, ...] = ()) -> Method:
+    table, source = file.tables[name], file.source
+    inherited = _parent(name, file, seen) if table.extends is not None else None
+    parts = inherited.components() if inherited else {}
+    flags = dict(inherited.openrlhf) if inherited else {}
+    settings = dict(inherited.infotime) if inherited else {}
     for component, choices in COMPONENT_CHOICES.items():
-        value = body.get(component, parts.get(component))
+        value = getattr(table, component) or parts.get(component)
         if value is None:
-            raise UsageError(f"{where} lacks the key {component!r} ({' | '.join(choices)})")
-        if value not in choices:
-            raise UsageError(f"{where}: {component} = {value!r}; choose one of: {', '.join(choices)}")
+            raise file_problem(source, (name, component), f"is missing ({' | '.join(choices)})")
         parts[component] = value
-    if "summary" not in body or not isinstance(body["summary"], str):
-        raise UsageError(f"{where} lacks the key 'summary' (a one-line description)")
-    flags.update(_table(where, body, "openrlhf"))
-    if "algo.advantage.estimator" in flags:
-        raise UsageError(f"{where}: the estimator follows from 'advantage'; drop algo.advantage.estimator")
-    settings.update(_table(where, body, "infotime"))
-    _check_settings(where, settings)
-    return Method(name, body["summary"], **parts, openrlhf=flags, infotime=settings, source=source)
+    for flag, component in IMPLIED_FLAGS.items():
+        if flag in table.openrlhf:
+            raise file_problem(source, (name, "openrlhf", flag), f"follows from {component!r}; drop it")
+    flags.update(checked_flags(table.openrlhf, source, (name, "openrlhf")))
+    settings.update(table.infotime.model_dump(exclude_none=True))
+    components = Components(**parts)
+    for needed in components.needed_settings():
+        if needed not in settings:
+            listed = ", ".join(parts.values())
+            problem = f"is missing (the components {listed} use it)"
+            raise file_problem(source, (name, "infotime", needed), problem)
+    summary = table.summary
+    return Method(**parts, name=name, summary=summary, openrlhf=flags, infotime=settings, source=file.origin)
 
 
 def parse_methods(
-    table: dict[str, Any], source: str, base: dict[str, Method] | None = None
+    document: dict[str, Any], origin: str, base: dict[str, Method] | None = None, what: str = ""
 ) -> dict[str, Method]:
-    """Every method of one methods file; ``base`` holds methods it may extend but not redefine."""
-    base = base or {}
-    clash = [name for name in table if name in base]
-    if clash:
-        raise UsageError(f"method {clash[0]!r} in {source} is already defined in {base[clash[0]].source}")
-    return {name: _resolve(name, table, base, source) for name in table}
+    """Every method of the methods file ``origin`` (its problems start with ``what origin``);
+    ``base`` holds methods it may extend but not redefine."""
+    base, source = base or {}, f"{what} {origin}".strip()
+    tables = checked(MethodsFile, document, source).root
+    for name in tables:
+        if name in base:
+            raise file_problem(source, (name,), f"is already defined in {base[name].source}; rename it")
+    file = _File(tables, base, origin, source)
+    return {name: _resolve(name, file) for name in tables}
 
 
 @cache
 def shipped_methods() -> dict[str, Method]:
     """The methods in ``presets/methods.toml``, by name."""
     path = data_dir("presets") / METHODS_FILE
-    return parse_methods(read_toml(path, "methods file"), f"presets/{METHODS_FILE}")
+    return parse_methods(read_toml(path, ""), f"presets/{METHODS_FILE}")
 
 
 def methods(methods_file: str | None = None) -> dict[str, Method]:
@@ -176,7 +205,7 @@ def methods(methods_file: str | None = None) -> dict[str, Method]:
     path = Path(methods_file).expanduser()
     if path.suffix != ".toml":
         raise UsageError(f"--methods-file {methods_file} must be a .toml file")
-    extra = parse_methods(read_toml(path, "methods file"), str(path), shipped)
+    extra = parse_methods(read_toml(path, "methods file"), str(path), shipped, "methods file")
     return {**shipped, **extra}
 
 

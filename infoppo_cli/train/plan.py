@@ -18,10 +18,16 @@ from typing import Any
 from infoppo_cli.errors import UsageError
 from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
+from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
 from infoppo_cli.resources import require_openrlhf
+from infoppo_cli.rundir import RunDir
+from infoppo_cli.train.builtin_task import BuildProgress, resolve_task
+from infoppo_cli.train.device import CpuCost, check_device
 from infoppo_cli.train.eval_set import EvalPlan, eval_plan
+from infoppo_cli.train.length import RunLength, run_length
 from infoppo_cli.train.methods import Method, method
-from infoppo_cli.train.presets import Preset, preset
+from infoppo_cli.train.presets import DEVICES, Preset, preset
+from infoppo_cli.train.request import DEFAULT_DATA, TrainRequest
 from infoppo_cli.train.schedule import (
     ACTOR_SCHEDULER,
     CRITIC_SCHEDULER,
@@ -31,39 +37,15 @@ from infoppo_cli.train.schedule import (
 )
 from infoppo_cli.train.validate import check_flags, check_local_data, check_model, resolve_seed
 
-DEFAULT_DATA = "data/dapo-math-17k.jsonl"
+DEFAULT_DATA_ROWS = 17398
+"""Prompts in ``infoppo data prep dapo-math-17k``'s output (1.79M rows de-duplicated): the run length
+of a dry run made before that file exists is planned with this count."""
+BEST_METRIC = BENCHMARK_MEAN
+"""The best checkpoint is chosen on the mean over the in-training benchmarks, not on one benchmark."""
 LAUNCH_MODULE = "infoppo_cli.openrlhf_adapter.launch"
 REWARD_FILE = Path(__file__).resolve().parents[1] / "openrlhf_adapter" / "reward_func.py"
 """The reward OpenRLHF loads with ``--reward.remote_url`` (shared grading with ``infoppo eval``)."""
 _HF_DATASET_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-
-
-@dataclass
-class TrainRequest:
-    """What the user asked for on the command line (``None`` means: the preset's value)."""
-
-    preset: str
-    method: str = "infoppo"
-    methods_file: str | None = None
-    model: str | None = None
-    data: str | None = None
-    output_dir: str | None = None
-    gamma: float | None = None
-    lambd: float | None = None
-    eps_low_info: float | None = None
-    eps_high_info: float | None = None
-    norm: str | None = None
-    seed: int | None = None
-    """None: ``--set train.seed`` if given, else 42."""
-    address: str | None = None
-    nodes: int | None = None
-    gpus_per_node: int | None = None
-    resume: bool = False
-    overrides: list[str] = field(default_factory=list)
-    eval_bench: str | None = None
-    """In-training eval (``train/eval_set.py``): None = AIME24 and AIME25; ``none`` switches it off."""
-    eval_every: int | None = None
-    eval_samples: int | None = None
 
 
 @dataclass
@@ -78,9 +60,17 @@ class TrainPlan:
     flags: dict[str, Any]
     infotime: dict[str, Any]
     warmup: WarmupPlan | None = None
-    """The actor's warm-up; None only in a dry run whose data file does not exist yet."""
+    """The actor's warm-up; None when ``--set actor.lr_warmup_ratio`` gives it."""
     evaluation: EvalPlan | None = None
     """The in-training evaluation (its ``eval.*`` flags are in ``flags``)."""
+    length: RunLength | None = None
+    """How long the run is and what OpenRLHF needs for it (``train/length.py``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Things the user should know before launching (the run still may)."""
+    notes: list[str] = field(default_factory=list)
+    """How the plan adapted the method's recipe to this run (shown in the plan)."""
+    cpu_cost: CpuCost | None = None
+    """The estimate of a ``--device cpu`` run (``train/device.py``)."""
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
     """Secrets given with ``--set`` (a wandb key), passed to the launched process in its environment
     only: ``flags`` and ``request`` hold a pointer or ``<redacted>`` (``openrlhf_adapter/flags.py``)."""
@@ -112,12 +102,18 @@ def _check_values(req: TrainRequest) -> None:
     try:
         validate_hyperparameters(req.gamma, req.lambd, req.eps_low_info, req.eps_high_info)
     except ValueError as exc:
-        raise UsageError(str(exc).replace("lambd ", "--lambd ").replace("gamma ", "--gamma ")) from None
+        raise UsageError(str(exc).replace("lambd ", "--lambda ").replace("gamma ", "--gamma ")) from None
     if req.norm is not None and req.norm not in NORM_MODES:
         raise UsageError(f"unknown --norm {req.norm!r}; choose one of: {', '.join(NORM_MODES)}")
-    for name, value in (("--nodes", req.nodes), ("--gpus-per-node", req.gpus_per_node)):
+    for name, value in (
+        ("--nodes", req.nodes),
+        ("--gpus-per-node", req.gpus_per_node),
+        ("--steps", req.steps),
+    ):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be >= 1, got {value}")
+    if req.device is not None and req.device not in DEVICES:
+        raise UsageError(f"unknown --device {req.device!r}; choose one of: {', '.join(DEVICES)}")
 
 
 def _resolve_data(req: TrainRequest, strict: bool) -> str:
@@ -165,10 +161,10 @@ def _derived_flags(
             "data.apply_chat_template": True,
             "reward.remote_url": str(REWARD_FILE),
             "train.seed": seed,
-            "ckpt.path": str(out / "ckpt"),
-            "ckpt.output_dir": str(out / "final"),
+            "ckpt.path": str(RunDir(out).ckpt),
+            "ckpt.output_dir": str(RunDir(out).final),
             "ckpt.load_enable": req.resume,
-            "logger.tensorboard_dir": str(out / "tensorboard"),
+            "logger.tensorboard_dir": str(RunDir(out).tensorboard),
         }
     )
     return flags
@@ -183,44 +179,115 @@ def _cli_flags(req: TrainRequest) -> dict[str, Any]:
     return flags
 
 
-def _infotime_settings(chosen: Preset, algo: Method, req: TrainRequest, out: Path) -> dict[str, Any]:
+def _infotime_settings(
+    algo: Method, req: TrainRequest, out: Path, length: RunLength | None, device: str
+) -> dict[str, Any]:
     settings: dict[str, Any] = {"method": algo.name, **algo.components(), **algo.infotime}
     for key in ("eps_low_info", "eps_high_info", "norm"):
         if getattr(req, key) is not None:
             settings[key] = getattr(req, key)
-    settings["metrics_path"] = str(out / "metrics.jsonl")
+    if length is not None:
+        settings["rl_steps"] = length.rl_steps
+        settings["total_optimizer_steps"] = length.optimizer_steps
+    settings["eval_before"] = req.eval_before
+    settings["metrics_path"] = str(RunDir(out).metrics)
     if req.address:
         settings["ray_address"] = req.address
+    settings["device"] = device
     return settings
 
 
-def _actor_warmup(chosen: Preset, flags: dict[str, Any], data: str, overrides: dict) -> WarmupPlan | None:
-    """Set ``actor.lr_warmup_ratio`` to the preset's warm-up in RL steps (unless ``--set`` gives it)."""
+def _model_reachable(model: str, strict: bool) -> list[str]:
+    """Refuse a model that cannot be loaded here; a dry run (``strict`` off) only warns when the reason
+    is the Hub, since the run it plans may launch on a machine that has the model or the network."""
+    try:
+        check_model(model)
+    except UsageError as exc:
+        if strict or model.startswith(("/", ".", "~")) or not _HF_DATASET_ID.match(model):
+            raise  # a local path that is missing is missing wherever the run launches
+        return [f"{exc} (a launch here would be refused)"]
+    return []
+
+
+def _rows(data: str, flags: dict[str, Any]) -> tuple[int, bool]:
+    """Prompts in the data, and whether that count is the expected one of a file not yet prepared."""
     if not Path(data).exists() and Path(data).suffix in (".jsonl", ".parquet"):
-        return None  # a dry run before `infoppo data prep`; a real run refused it already
-    rows = count_prompts(data, str(flags.get("data.prompt_split", "train")))
-    warmup = warmup_plan(flags, chosen.actor_warmup_steps, rows)
+        return DEFAULT_DATA_ROWS, True  # a dry run before `infoppo data prep`; a real run refused it
+    return count_prompts(data, str(flags.get("data.prompt_split", "train"))), False
+
+
+def _length_and_warmup(
+    chosen: Preset, flags: dict[str, Any], data: str, steps: int, overrides: dict[str, Any]
+) -> tuple[RunLength, WarmupPlan | None, list[str]]:
+    """The run's length (``train.num_episodes`` set for it, unless ``--set`` gives it) and the actor's
+    warm-up in RL steps as OpenRLHF's ratio (unless ``--set actor.lr_warmup_ratio`` gives it)."""
+    rows, expected = _rows(data, flags)
+    length = run_length(flags, steps, rows)
+    notes = (
+        [f"{data} does not exist yet: planned with the {rows} prompts data prep writes"] if expected else []
+    )
+    if "train.num_episodes" not in overrides:
+        flags["train.num_episodes"] = length.passes
+    elif int(flags["train.num_episodes"]) < length.passes and not length.filtering:
+        notes.append(
+            f"--set train.num_episodes={flags['train.num_episodes']} ends the run before {steps} steps"
+        )
     if "actor.lr_warmup_ratio" in overrides:
-        return None
+        return length, None, notes
+    warmup = warmup_plan(length, chosen.actor_warmup_steps)
     flags["actor.lr_warmup_ratio"] = warmup.ratio
-    return warmup
+    return length, warmup, notes
 
 
-def plan_training(req: TrainRequest, strict_data: bool = True) -> TrainPlan:
+def _sequence_parallel(flags: dict[str, Any], overrides: dict[str, Any]) -> list[str]:
+    """Fit the method's ring-attention group (DAPO's 8-GPU sequence-parallel pool) to the run's GPUs:
+    with fewer, use all of them (a group must divide the GPUs); returns what was changed."""
+    wanted = int(flags.get("ds.ring_attn_size", 1))
+    gpus = int(flags["actor.num_nodes"]) * int(flags["actor.num_gpus_per_node"])
+    if wanted <= 1 or "ds.ring_attn_size" in overrides or gpus % wanted == 0:
+        return []
+    size = max(d for d in range(1, min(wanted, gpus) + 1) if gpus % d == 0)
+    flags["ds.ring_attn_size"] = size
+    return [f"ring attention over {size} GPU(s) instead of the recipe's {wanted}: this run has {gpus}"]
+
+
+def _warnings(plan_steps: int, warmup: WarmupPlan | None, evaluation: EvalPlan) -> list[str]:
+    found = []
+    if warmup is not None and warmup.covers_run:
+        found.append(
+            f"the {warmup.rl_steps}-step warm-up covers the whole {plan_steps}-step run: the actor never "
+            "trains at its full learning rate"
+        )
+    if evaluation.benches and not evaluation.before and evaluation.every > plan_steps:
+        found.append(
+            f"no in-training eval falls inside the run ({plan_steps} steps, eval every {evaluation.every}); "
+            "only the last step is evaluated"
+        )
+    return found
+
+
+def plan_training(
+    req: TrainRequest, strict_data: bool = True, progress: BuildProgress | None = None
+) -> TrainPlan:
     """Resolve ``req`` into a :class:`TrainPlan`, validated against OpenRLHF's own parser.
 
     Raises :class:`UsageError` (one line) for an unknown preset or method, an invalid value, a
-    missing data file (with ``strict_data``), or a ``--set`` that OpenRLHF would reject, and
-    :class:`EnvironmentProblem` when the installed openrlhf is not the pinned version.
+    missing data file (with ``strict_data``), a run that could never update the model, or a
+    ``--set`` that OpenRLHF would reject, and :class:`EnvironmentProblem` when the installed
+    openrlhf is not the pinned version. A preset's task is built first when the cache lacks it
+    (``progress`` follows the build).
     """
     require_openrlhf()  # the flags and the adapter are OpenRLHF 0.11.2's
     chosen, algo = preset(req.preset), method(req.method, req.methods_file)
     _check_values(req)
     _check_option_fits_method(req, algo)
-    overrides = dict(openrlhf_flags.parse_set_option(text) for text in req.overrides)
+    overrides = openrlhf_flags.parse_set_options(req.overrides)
     seed = resolve_seed(req.seed, overrides)
-    out = Path(req.output_dir or f"runs/{chosen.name}-{req.method}-seed{seed}").expanduser().resolve()
+    out = Path(req.output_dir) if req.output_dir else RunDir.default(chosen.name, req.method, seed).path
+    out = out.expanduser().resolve()
+    req, task_notes = resolve_task(chosen, req, progress)  # builds a preset's task when not cached
     data = _resolve_data(req, strict_data)
+    device = req.device or chosen.device
 
     recipe = algo.all_openrlhf()
     flags: dict[str, Any] = {**recipe, **chosen.openrlhf}
@@ -228,24 +295,33 @@ def plan_training(req: TrainRequest, strict_data: bool = True) -> TrainPlan:
     flags.update(chosen.method_overrides.get(algo.name, {}))
     flags.update(_derived_flags(chosen, algo, req, data, out, seed))
     flags.update(_cli_flags(req))
-    evaluation = eval_plan(req.eval_bench, req.eval_every, req.eval_samples)
+    every = req.eval_every or chosen.eval_every
+    evaluation = eval_plan(req.eval_bench, every, req.eval_samples, benches_file=req.benches_file)
+    evaluation = replace(evaluation, before=req.eval_before)
     flags.update(evaluation.flags(out))
     flags.update(overrides)
     flags["train.seed"] = seed  # one value, whichever way it was given
-    check_model(str(flags["actor.model_name_or_path"]))
+    model_warning = _model_reachable(str(flags["actor.model_name_or_path"]), strict_data)
     check_local_data(data, str(flags["data.input_key"]), str(flags["data.label_key"]))
     check_flags(flags)
     if flags.get("train.dynamic_batch_enable") and "train.max_tokens_per_gpu" not in overrides:
         # the 80/20 recipe packs micro-batches up to max prompt + max response tokens
         # (verl ppo_max_token_len_per_gpu); OpenRLHF's equivalent is train.max_tokens_per_gpu
         flags["train.max_tokens_per_gpu"] = flags["data.max_len"]
-    warmup = _actor_warmup(chosen, flags, data, overrides)
+    notes = [*task_notes, *_sequence_parallel(flags, overrides)]
+    if evaluation.benches and "ckpt.best_metric_key" not in overrides:
+        flags["ckpt.best_metric_key"] = BEST_METRIC
+    steps = req.steps or chosen.steps
+    length, warmup, length_notes = _length_and_warmup(chosen, flags, data, steps, overrides)
     if flags.get("train.async_enable"):
         raise UsageError("OpenRLHF's async mode (train.async_enable) is not supported by infoppo; drop it")
+    cpu_cost = check_device(device, flags, algo.uses_critic)
 
-    infotime = _infotime_settings(chosen, algo, req, out)
+    infotime = _infotime_settings(algo, req, out, length, device)
     secret_env = openrlhf_flags.secrets_to_environment(flags, dict(os.environ))
     req = replace(req, overrides=openrlhf_flags.redact_argv(req.overrides))
-    plan = TrainPlan(req, chosen, algo, out, data, flags, infotime, warmup, evaluation, secret_env)
+    plan = TrainPlan(req, chosen, algo, out, data, flags, infotime, warmup, evaluation, secret_env=secret_env)
+    plan.length, plan.notes, plan.cpu_cost = length, [*notes, *length_notes], cpu_cost
+    plan.warnings = [*_warnings(steps, warmup, evaluation), *model_warning]
     openrlhf_flags.validate(plan.openrlhf_argv())
     return plan

@@ -5,21 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.resources import data_dir
-from infoppo_cli.train.methods import METHODS_FILE, FlagValues, read_toml
+from infoppo_cli.schema import checked, file_problem, read_toml
+from infoppo_cli.train.eval_set import DEFAULT_EVERY
+from infoppo_cli.train.methods import METHODS_FILE, FlagValues, checked_flags
 
-_POSITIVE_INTS = (
-    "max_response_tokens",
-    "max_prompt_tokens",
-    "nodes",
-    "gpus_per_node",
-    "vllm_tensor_parallel",
-)
-_REQUIRED = ("summary", "model", *_POSITIVE_INTS, "actor_warmup_steps")
-_OPTIONAL = ("openrlhf", "method_overrides")
+DEVICES = ("cuda", "cpu")
+"""``cuda``: vLLM and DeepSpeed on GPUs. ``cpu``: infoppo's CPU rollout engine and training strategy
+in their place (``openrlhf_adapter/cpu``), for a tiny model on any machine."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +33,16 @@ class Preset:
     nodes: int
     gpus_per_node: int
     vllm_tensor_parallel: int
+    steps: int
+    """RL steps of a run, the same for every method so that accuracy-over-steps curves share an axis."""
     openrlhf: FlagValues
     method_overrides: dict[str, FlagValues] = field(default_factory=dict)
     source: str = ""
+    eval_every: int = DEFAULT_EVERY
+    device: str = "cuda"
+    task: str | None = None
+    """A synthetic task built offline (``infoppo_cli/tasks``) that gives the model, the training
+    prompts and the held-out benchmark; ``model`` is then left out."""
 
 
 def preset_names() -> list[str]:
@@ -51,59 +56,61 @@ def is_preset_file(name: str) -> bool:
     return name.endswith(".toml")
 
 
-def _int(where: str, body: dict[str, Any], key: str, minimum: int) -> int:
-    value = body[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"{where}: {key} must be an integer >= {minimum}, got {value!r}")
-    return value
+class PresetFile(BaseModel):
+    """A preset file as written (``presets/<name>.toml``): unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    summary: str = Field(min_length=1)
+    model: str | None = Field(None, min_length=1)
+    task: str | None = Field(None, min_length=1)
+    max_response_tokens: int = Field(ge=1)
+    max_prompt_tokens: int = Field(ge=1)
+    actor_warmup_steps: int = Field(ge=0)
+    nodes: int = Field(ge=1)
+    gpus_per_node: int = Field(ge=1)
+    vllm_tensor_parallel: int = Field(ge=1)
+    steps: int = Field(ge=1)
+    eval_every: int = Field(DEFAULT_EVERY, ge=1)
+    device: Literal[DEVICES] = "cuda"
+    openrlhf: dict[str, Any] = Field(default_factory=dict)
+    method_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-def _tables(where: str, body: dict[str, Any]) -> tuple[FlagValues, dict[str, FlagValues]]:
-    flags, overrides = body.get("openrlhf", {}), body.get("method_overrides", {})
-    if not isinstance(flags, dict):
-        raise UsageError(f"{where}: [openrlhf] must be a table of OpenRLHF flags")
-    if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
-        raise UsageError(f"{where}: [method_overrides.METHOD] must be tables of OpenRLHF flags")
-    return dict(flags), {name: dict(table) for name, table in overrides.items()}
-
-
-def parse_preset(name: str, body: dict[str, Any], source: str) -> Preset:
-    """A :class:`Preset` from a parsed file; a missing, unknown or ill-typed key is a :class:`UsageError`."""
-    where = f"preset {source}"
-    missing = [key for key in _REQUIRED if key not in body]
-    if missing:
-        raise UsageError(f"{where} lacks the key {missing[0]!r}")
-    unknown = sorted(set(body) - set(_REQUIRED) - set(_OPTIONAL))
-    if unknown:
-        raise UsageError(f"{where}: unknown key {unknown[0]!r}")
-    for key in ("summary", "model"):
-        if not isinstance(body[key], str) or not body[key]:
-            raise UsageError(f"{where}: {key} must be a non-empty string")
-    ints = {key: _int(where, body, key, 1) for key in _POSITIVE_INTS}
-    flags, overrides = _tables(where, body)
+def parse_preset(name: str, body: dict[str, Any], source: str, what: str = "preset") -> Preset:
+    """A :class:`Preset` from a parsed file; a missing, unknown or ill-typed key is a :class:`UsageError`
+    that names the file (``what source``) and the key."""
+    shown = f"{what} {source}".strip()
+    table = checked(PresetFile, body, shown)
+    if table.model is None and table.task is None:
+        raise file_problem(shown, ("model",), "is missing (an HF id or path; or a task instead)")
+    if table.model is not None and table.task is not None:
+        raise file_problem(shown, ("task",), "cannot be given with model; give one of them")
+    flags = checked_flags(table.openrlhf, shown, ("openrlhf",))
+    overrides = {
+        method: checked_flags(override, shown, ("method_overrides", method))
+        for method, override in table.method_overrides.items()
+    }
+    fields = table.model_dump(exclude={"openrlhf", "method_overrides"})
     return Preset(
         name=name,
-        summary=body["summary"],
-        model=body["model"],
-        actor_warmup_steps=_int(where, body, "actor_warmup_steps", 0),
+        **{**fields, "model": table.model or ""},
         openrlhf=flags,
         method_overrides=overrides,
         source=source,
-        **ints,
     )
 
 
 @cache
 def _shipped_preset(name: str) -> Preset:
     path = data_dir("presets") / f"{name}.toml"
-    return parse_preset(name, read_toml(path, "preset file"), f"presets/{name}.toml")
+    return parse_preset(name, read_toml(path, ""), f"presets/{name}.toml", "")
 
 
 def preset(name: str) -> Preset:
     """The shipped preset called ``name``, or the user's preset file ``name`` (``*.toml``)."""
     if is_preset_file(name):
         path = Path(name).expanduser()
-        return parse_preset(path.stem, read_toml(path, "preset file"), str(path))
+        return parse_preset(path.stem, read_toml(path, "preset file"), str(path), "preset file")
     if name not in preset_names():
         hint = " (or a path to a .toml preset file)"
         raise UsageError(f"unknown preset {name!r}; choose one of: {', '.join(preset_names())}{hint}")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+import types
+import typing
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.flags import parse_set_option
+from infoppo_cli.rundir import MANIFEST_FILE, Manifest, read_manifest
 from infoppo_cli.train.plan import TrainPlan, TrainRequest
-
-MANIFEST = "manifest.json"
+from infoppo_cli.train.request import DEFAULT_SEED
 
 
 @dataclass(frozen=True)
@@ -26,36 +29,110 @@ class Recorded:
 
 
 def read_recorded(run_dir: str) -> Recorded:
-    """The manifest of ``run_dir``; a missing or unreadable one is a one-line :class:`UsageError`."""
-    root = Path(run_dir).expanduser()
-    path = root / MANIFEST if root.is_dir() else root
+    """The manifest of ``run_dir`` (the directory or its ``manifest.json``), read by
+    :func:`~infoppo_cli.rundir.read_manifest`; a missing, unreadable or ill-shaped one is a one-line
+    :class:`UsageError` naming the file and the field."""
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-        config = body["config"]
-        return Recorded(
-            run_dir=path.parent.resolve(),
-            request=dict(config["request"]),
-            flags=dict(config["openrlhf_flags"]),
-            command=list(body["command"]),
-            versions=dict(body.get("versions") or {}),
-            git_commit=body.get("git_commit"),
+        manifest = read_manifest(run_dir)
+        if manifest is None:
+            raise UsageError(f"no {MANIFEST_FILE} there (not an `infoppo train` run directory)")
+        recorded = Recorded(
+            run_dir=manifest.path.parent.resolve(),
+            request=dict(manifest.section("request")),
+            flags=dict(manifest.section("openrlhf_flags")),
+            command=list(manifest.command),
+            versions=dict(manifest.versions),
+            git_commit=manifest.git_commit,
         )
-    except FileNotFoundError:
-        raise UsageError(
-            f"--replay {run_dir}: no {MANIFEST} there (not an `infoppo train` run directory)"
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--replay {run_dir}: {path} is not a readable manifest ({exc})") from None
+        _check_request(manifest, recorded.request)
+        _check_flags(manifest)
+    except UsageError as exc:
+        raise UsageError(f"--replay {run_dir}: {exc}") from None
+    return recorded
+
+
+def _check_request(manifest: Manifest, request: dict[str, Any]) -> None:
+    """``config.request`` must still make a :class:`TrainRequest` that infoppo accepts."""
+    hints = typing.get_type_hints(TrainRequest)
+    for item in fields(TrainRequest):
+        required = item.default is MISSING and item.default_factory is MISSING
+        if item.name not in request:
+            if required:
+                raise manifest.problem(f"config.request.{item.name} is missing")
+            continue
+        value, expected = request[item.name], hints[item.name]
+        if not _fits(value, expected):
+            raise manifest.problem(
+                f"config.request.{item.name} = {json.dumps(value)} is not {_described(expected)}"
+            )
+    for text in request.get("overrides") or []:
+        try:
+            parse_set_option(text)
+        except UsageError as exc:
+            raise manifest.problem(
+                f"config.request.overrides holds {text!r}, which infoppo now refuses ({exc})"
+            ) from None
+
+
+def _check_flags(manifest: Manifest) -> None:
+    """The flags a replay reads: where the run wrote, its data and its seed."""
+    manifest.flag("data.prompt_dataset", str)
+    manifest.flag("train.seed", int)
+    manifest.get("config", "openrlhf_flags", "ckpt.path", kind=str, required=True)
+
+
+def _members(expected: Any) -> tuple[Any, ...]:
+    if typing.get_origin(expected) in (typing.Union, types.UnionType):
+        return typing.get_args(expected)
+    return (expected,)
+
+
+def _fits(value: Any, expected: Any) -> bool:
+    return any(_fits_member(value, member) for member in _members(expected))
+
+
+def _fits_member(value: Any, member: Any) -> bool:
+    if member is type(None):
+        return value is None
+    if typing.get_origin(member) is list:
+        (inner,) = typing.get_args(member) or (Any,)
+        return isinstance(value, list) and all(inner is Any or _fits(v, inner) for v in value)
+    if isinstance(value, bool):
+        return member is bool
+    kinds = {float: int | float, int: int, str: str, bool: bool}
+    if member not in kinds:
+        return True  # a type this check does not know: TrainRequest itself will judge it
+    return isinstance(value, kinds[member])
+
+
+_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def _described(expected: Any) -> str:
+    words = []
+    for member in _members(expected):
+        if member is type(None):
+            words.append("null")
+        elif typing.get_origin(member) is list:
+            words.append("a list of strings")
+        else:
+            words.append(_WORDS.get(member, getattr(member, "__name__", str(member))))
+    return " or ".join(words)
 
 
 def replay_request(recorded: Recorded, overrides: list[str], output_dir: str | None = None) -> TrainRequest:
-    """The recorded request, pinned to the resolved data file and run directory, plus ``--set``s."""
+    """The recorded request, pinned to the resolved data file and run directory, plus ``--set``s: a
+    new ``--set`` of a flag replaces the recorded one (and a new ``train.seed`` the recorded seed)."""
     known = {f.name for f in fields(TrainRequest)}
     values = {key: value for key, value in recorded.request.items() if key in known}
     values["data"] = str(recorded.flags.get("data.prompt_dataset", values.get("data")))
     values["output_dir"] = output_dir or str(Path(str(recorded.flags["ckpt.path"])).parent)
-    values["seed"] = int(recorded.flags.get("train.seed", values.get("seed") or 42))
-    values["overrides"] = [*values.get("overrides", []), *overrides]
+    values["seed"] = int(recorded.flags.get("train.seed", values.get("seed") or DEFAULT_SEED))
+    given = {parse_set_option(text)[0] for text in overrides}
+    kept = [text for text in values.get("overrides") or [] if parse_set_option(text)[0] not in given]
+    values["overrides"] = [*kept, *overrides]
+    if "train.seed" in given:
+        values["seed"] = None
     return TrainRequest(**values)
 
 

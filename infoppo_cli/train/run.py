@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import datetime
-import json
 import os
 import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import EnvironmentProblem, UsageError
-from infoppo_cli.train.eval_set import EVAL_FILE, training_template, write_eval_prompts
+from infoppo_cli.records import utc_timestamp
+from infoppo_cli.rundir import Manifest, RunDir, read_manifest, write_manifest, write_model_card
+from infoppo_cli.train.eval_set import training_template, write_eval_prompts
 from infoppo_cli.train.plan import TrainPlan
-
-MANIFEST = "manifest.json"
 
 
 def invocation_text(plan: TrainPlan) -> str:
@@ -65,19 +62,53 @@ def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def prepare_output_dir(plan: TrainPlan) -> dict[str, Any] | None:
-    """Refuse to overwrite an earlier run; with ``--resume`` return its manifest."""
-    path = plan.output_dir / MANIFEST
-    if plan.request.resume:
-        if not path.exists():
-            raise UsageError(f"nothing to resume: {path} does not exist")
-        return json.loads(path.read_text(encoding="utf-8"))
-    if path.exists():
+def previous_run(plan: TrainPlan) -> Manifest | None:
+    """The manifest of the run ``--resume`` continues (``None`` for a new run). Refused, dry run or
+    not: resuming where there is nothing to resume or nothing left to do, and a new run in a
+    directory that holds another."""
+    run = RunDir(plan.output_dir)
+    if not plan.request.resume:
+        if run.manifest.exists():
+            raise UsageError(
+                f"{plan.output_dir} already holds a run; pass --resume or choose another --output-dir"
+            )
+        return None
+    try:
+        previous = read_manifest(run)
+        recorded_steps = previous.section("infotime").get("rl_steps") if previous else None
+        status = previous.status if previous else None
+    except UsageError as exc:
+        raise UsageError(f"cannot resume: {exc}") from None
+    if previous is None:
+        raise UsageError(f"nothing to resume: {run.manifest} does not exist")
+    steps = plan.length.rl_steps if plan.length else None
+    if status == "finished" and recorded_steps == steps:
         raise UsageError(
-            f"{plan.output_dir} already holds a run; pass --resume or choose another --output-dir"
+            f"{plan.output_dir} already finished its {steps} RL steps; --resume --steps N (N > {steps}) "
+            "continues it"
         )
-    plan.output_dir.mkdir(parents=True, exist_ok=True)
-    return None
+    return previous
+
+
+def check_eval_set(plan: TrainPlan) -> None:
+    """Every in-training benchmark must load now (a local file, or the Hub's cache), not hours in."""
+    from infoppo_cli.eval.benchmarks import load_bench
+
+    for name, file in (plan.evaluation.benches if plan.evaluation else {}).items():
+        try:
+            load_bench(name, file)
+        except UsageError as exc:
+            hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
+            raise UsageError(f"{exc}; {hint}") from None
+
+
+def check_launch(plan: TrainPlan) -> Manifest | None:
+    """What a launch would be refused for, checked before anything runs (``--dry-run`` too): the
+    output directory and resume state, and the in-training benchmarks. Returns the resumed run's
+    manifest, if any."""
+    previous = previous_run(plan)
+    check_eval_set(plan)
+    return previous
 
 
 def require_gpu(plan: TrainPlan) -> None:
@@ -96,7 +127,7 @@ def require_gpu(plan: TrainPlan) -> None:
 
 def write_eval_set(plan: TrainPlan) -> Path | None:
     """The in-training eval's prompts in the run directory, unless ``--set eval.dataset`` chose others."""
-    if plan.evaluation and plan.flags.get("eval.dataset") == str(plan.output_dir / EVAL_FILE):
+    if plan.evaluation and plan.flags.get("eval.dataset") == str(RunDir(plan.output_dir).eval_prompts):
         return write_eval_prompts(plan.evaluation, plan.output_dir, training_template(plan.data))
     return None
 
@@ -107,14 +138,16 @@ def run_training(plan: TrainPlan) -> int:
     ``manifest.json`` is written before the start and updated with the outcome. Ctrl-C reaches the
     child (same process group), which shuts Ray down before exiting.
     """
-    require_gpu(plan)
-    previous = prepare_output_dir(plan)
+    if plan.infotime.get("device") != "cpu":
+        require_gpu(plan)
+    previous = check_launch(plan)
+    plan.output_dir.mkdir(parents=True, exist_ok=True)
     write_eval_set(plan)
-    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    first_start = (previous or {}).get("start_time", started)
-    path = plan.output_dir / MANIFEST
+    run = RunDir(plan.output_dir)
+    started = utc_timestamp()
+    first_start = (previous.start_time if previous else None) or started
     record = manifest(plan, "running", start_time=first_start, last_start_time=started)
-    atomic_write_json(path, record)
+    write_manifest(run, record)
     process = subprocess.Popen(plan.command(), env={**os.environ, **plan.secret_env})
     try:
         code = process.wait()
@@ -123,11 +156,8 @@ def run_training(plan: TrainPlan) -> int:
         status = "interrupted"
     else:
         status = "finished" if code == 0 else "failed"
-    ended = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    record.update(status=status, end_time=ended, exit_code=code)
-    atomic_write_json(path, record)
+    record.update(status=status, end_time=utc_timestamp(), exit_code=code)
+    write_manifest(run, record)
     if status == "finished":  # final/ gets its model card (the results table fills in on eval)
-        from infoppo_cli.rundir import RunDir, write_model_card
-
-        write_model_card(RunDir(plan.output_dir))
+        write_model_card(run)
     return code

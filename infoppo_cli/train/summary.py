@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.checkpoints import disk_use_line
+from infoppo_cli.train.device import describe_cost
+from infoppo_cli.train.length import checkpoint_steps, describe_points, eval_steps
 from infoppo_cli.train.plan import TrainPlan
 
 RECIPE_GAPS = (
@@ -15,12 +17,6 @@ RECIPE_GAPS = (
 )
 
 Rows = list[tuple[str, Any]]
-
-
-def _micro_batch(flags: dict[str, Any]) -> str:
-    if flags.get("train.dynamic_batch_enable"):
-        return f"token-packed micro-batch of <= {flags['train.max_tokens_per_gpu']} tokens"
-    return f"micro-batch of {flags.get('train.micro_batch_size', 1)} response(s)"
 
 
 def _method_rows(plan: TrainPlan) -> Rows:
@@ -41,8 +37,44 @@ def _method_rows(plan: TrainPlan) -> Rows:
     if algo.uses_rho:
         rows.append(("entropy normalisation (rho)", info["norm"]))
     if algo.token_mask == "top_entropy":
-        scope = f"top {info['top_entropy_frac']:.0%} of current-policy entropy per {_micro_batch(flags)}"
+        scope = f"top {info['top_entropy_frac']:.0%} of current-policy entropy per micro-batch"
         rows.append(("policy-loss tokens", f"{scope} (k rounded up), token-mean over the kept tokens"))
+    correct, other = algo.reward_values
+    reward = f"{correct:+g} correct, {other:+g} otherwise ({algo.reward})"
+    if flags.get("reward.overlong_buffer_len"):
+        reward += ", plus the overlong penalty"
+    rows.append(("reward values", reward))
+    rows.append(("AdamW betas", f"{tuple(flags.get('actor.adam.betas', ()))} ({algo.optimizer})"))
+    return rows
+
+
+def _pool(flags: dict[str, Any]) -> str:
+    """The micro-batch a training forward sees (DAPO-FT's top-20% is taken over it)."""
+    ring = int(flags.get("ds.ring_attn_size", 1))
+    if not flags.get("train.dynamic_batch_enable"):
+        return f"{flags.get('train.micro_batch_size', 1)} response(s) per GPU"
+    per_gpu, longest = int(flags["train.max_tokens_per_gpu"]), int(flags["data.max_len"])
+    tokens = per_gpu * ring
+    spread = f" gathered over a ring-attention group of {ring} GPUs" if ring > 1 else ""
+    return (
+        f"up to {tokens:,} tokens ({per_gpu:,} per GPU{spread}): {tokens // longest} full-length "
+        f"responses, about {2 * tokens // longest} at half length"
+    )
+
+
+def _length_rows(plan: TrainPlan) -> Rows:
+    length = plan.length
+    source = "--steps" if plan.request.steps else f"preset {plan.preset.name}"
+    rows: Rows = [
+        ("RL steps", f"{length.rl_steps} ({source})"),
+        ("passes over the data", length.describe_passes()),
+    ]
+    per_step = length.responses_per_step
+    extra = "; dynamic sampling also generates the dropped groups" if length.filtering else ""
+    rows.append(("responses generated", f"{length.responses:,} ({per_step} per RL step{extra})"))
+    rows.append(
+        ("optimizer steps", f"{length.optimizer_steps:,} ({length.optimizer_steps_per_rl_step} per RL step)")
+    )
     return rows
 
 
@@ -50,10 +82,8 @@ def _schedule_rows(plan: TrainPlan) -> Rows:
     flags = plan.flags
     if plan.warmup is not None:
         warmup = plan.warmup.describe()
-    elif "actor.lr_warmup_ratio" in flags:
-        warmup = f"ratio {flags['actor.lr_warmup_ratio']} of OpenRLHF's optimizer steps (--set)"
     else:
-        warmup = f"{plan.preset.actor_warmup_steps} RL steps; the ratio is set once the data file exists"
+        warmup = f"ratio {flags['actor.lr_warmup_ratio']} of OpenRLHF's optimizer steps (--set)"
     rows: Rows = [
         ("actor lr / schedule", f"{flags.get('actor.adam.lr')} / {flags.get('actor.lr_scheduler')}"),
         ("actor warm-up", warmup),
@@ -66,6 +96,35 @@ def _schedule_rows(plan: TrainPlan) -> Rows:
     return rows
 
 
+def _eval_rows(plan: TrainPlan) -> Rows:
+    evaluation, steps, flags = plan.evaluation, plan.length.rl_steps, plan.flags
+    if evaluation is None or not evaluation.benches:
+        return [("in-training eval", "off")]
+    points = eval_steps(steps, evaluation.every, evaluation.before)
+    saves = checkpoint_steps(steps, flags.get("ckpt.save_steps"))
+    kept = f"the last {flags.get('ckpt.max_num', 3)} kept" if saves else "none"
+    best = (
+        "; the best by the mean Mean@k over the eval benchmarks" if flags.get("ckpt.best_metric_key") else ""
+    )
+    return [
+        ("in-training eval", evaluation.describe()),
+        ("eval at steps", describe_points(points)),
+        ("checkpoints", f"at steps {describe_points(saves)} ({kept}){best}"),
+    ]
+
+
+def _device_row(plan: TrainPlan) -> tuple[str, str]:
+    if plan.infotime.get("device") == "cpu":
+        text = (
+            "infoppo's CPU rollout engine (transformers in a Ray actor, weights from the actor through "
+            "Ray's object store every step) and CPU training strategy (torch AdamW, same scheduler)"
+        )
+        if plan.cpu_cost is not None:
+            text += f"; {describe_cost(plan.cpu_cost)}"
+        return ("rollout / training (--device cpu)", text)
+    return ("rollout / training", "vLLM engines / DeepSpeed on CUDA GPUs")
+
+
 def _shape_rows(flags: dict[str, Any]) -> Rows:
     prompts, n = int(flags["rollout.batch_size"]), int(flags["rollout.n_samples_per_prompt"])
     train_batch = int(flags["train.batch_size"])
@@ -73,13 +132,14 @@ def _shape_rows(flags: dict[str, Any]) -> Rows:
     rows: Rows = [
         ("step shape", f"{prompts} prompts x {n} responses = {prompts * n} responses per RL step"),
         ("optimizer step", f"{train_batch} responses ({train_batch / n:g} prompts); {per_step} per RL step"),
-        ("micro-batching", f"{_micro_batch(flags)} per GPU"),
+        ("micro-batch (training pool)", _pool(flags)),
     ]
     if flags.get("actor.dual_clip"):
         rows.append(("dual-clip constant", flags["actor.dual_clip"]))
     if flags.get("algo.dynamic_filtering_enable"):
+        low, high = (float(bound) for bound in flags["algo.dynamic_filtering_range"])
         rows.append(
-            ("dynamic sampling", f"keep groups with mean score in {flags['algo.dynamic_filtering_range']}")
+            ("dynamic sampling", f"keep groups whose mean score is strictly inside ({low:g}, {high:g})")
         )
         rows.append(("not expressible", RECIPE_GAPS))
     if flags.get("reward.overlong_buffer_len"):
@@ -95,25 +155,29 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
     flags, info = plan.flags, plan.infotime
     layout = f"{flags['actor.num_nodes']} x {flags['actor.num_gpus_per_node']}"
     engines = f"{flags['vllm.num_engines']} x {flags['vllm.tensor_parallel_size']}"
+    cpu = info.get("device") == "cpu"
     rows: Rows = [
         ("model", flags["actor.model_name_or_path"]),
         ("preset source", plan.preset.source),
         *_method_rows(plan),
+        *_length_rows(plan),
         *_schedule_rows(plan),
         ("max response / total tokens", f"{flags['rollout.max_new_tokens']} / {flags['data.max_len']}"),
         *_shape_rows(flags),
-        ("GPUs (nodes x per node)", layout),
-        ("vLLM engines x tensor parallel", engines),
-        ("DeepSpeed ZeRO stage", flags.get("ds.zero_stage")),
+        _device_row(plan),
+        ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
+        ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
+        ("DeepSpeed ZeRO stage", "none (torch AdamW on the CPU)" if cpu else flags.get("ds.zero_stage")),
         ("data", plan.data),
         ("seed", flags.get("train.seed")),
         ("Ray", info.get("ray_address") or "embedded local Ray"),
         ("output dir", str(plan.output_dir)),
-        ("in-training eval", plan.evaluation.describe() if plan.evaluation else "off"),
+        *_eval_rows(plan),
         ("checkpoint disk use", disk_use_line(flags, plan.method.uses_critic)),
         (
             "wandb",
             "on (the key reaches the run as $WANDB_API_KEY only)" if flags.get("logger.wandb.key") else "off",
         ),
     ]
+    rows += [("note", note) for note in plan.notes]
     return [(name, str(value)) for name, value in rows]

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
+from infoppo_cli.train.request import DEFAULT_SEED
 
 DATA_SUFFIXES = (".jsonl", ".parquet")
 _LOCAL_PREFIXES = ("/", "./", "../", "~")
 
 
-def resolve_seed(cli_seed: int | None, overrides: dict[str, Any], default: int = 42) -> int:
+def resolve_seed(cli_seed: int | None, overrides: dict[str, Any], default: int = DEFAULT_SEED) -> int:
     """One seed for the run directory's name, the manifest and ``train.seed``."""
     given = overrides.get("train.seed")
     if given is not None:
@@ -76,9 +78,13 @@ def check_local_data(data: str, prompt_key: str, label_key: str) -> None:
 
 
 def check_model(model: str) -> None:
-    """A model given as a local path (``/``, ``./``, ``../``, ``~``) must exist."""
+    """A model given as a local path (``/``, ``./``, ``../``, ``~``) must exist; a Hub id must be
+    downloadable or cached (refused in seconds when the Hub does not answer, ``eval.hub``)."""
+    from infoppo_cli.eval.hub import check_hub_model
+
     if model.startswith(_LOCAL_PREFIXES) and not Path(model).expanduser().exists():
         raise UsageError(f"model path {model} does not exist")
+    check_hub_model(model, "pass --model DIR, a downloaded copy of the model")
 
 
 def _number(flags: dict[str, Any], key: str) -> float | None:
@@ -91,28 +97,145 @@ def _number(flags: dict[str, Any], key: str) -> float | None:
         raise UsageError(f"--{key} must be a number, got {value!r}") from None
 
 
-def _check_positive(flags: dict[str, Any]) -> None:
-    for key in ("actor.adam.lr", "critic.adam.lr"):
-        value = _number(flags, key)
-        if value is not None and not value > 0:
-            raise UsageError(f"--{key} must be > 0, got {flags[key]}")
-    keys = (
-        "rollout.n_samples_per_prompt",
-        "rollout.batch_size",
-        "train.batch_size",
-        "train.micro_batch_size",
-    )
-    for key in (*keys, "rollout.micro_batch_size"):
-        value = _number(flags, key)
-        if value is not None and value < 1:
-            raise UsageError(f"--{key} must be >= 1, got {flags[key]}")
+_AT_LEAST_ONE = (
+    *(
+        f"{role}.{part}"
+        for role in ("actor", "critic", "ref", "reward")
+        for part in ("num_nodes", "num_gpus_per_node")
+    ),
+    "rollout.n_samples_per_prompt",
+    "rollout.batch_size",
+    "rollout.micro_batch_size",
+    "rollout.max_new_tokens",
+    "rollout.max_tokens_per_gpu",
+    "rollout.vllm_generate_batch_size",
+    "train.batch_size",
+    "train.micro_batch_size",
+    "train.max_epochs",
+    "train.num_episodes",
+    "train.max_tokens_per_gpu",
+    "train.async_queue_size",
+    "data.max_len",
+    "data.max_samples",
+    "eval.n_samples_per_prompt",
+    "vllm.num_engines",
+    "vllm.tensor_parallel_size",
+    "ds.tensor_parallel_size",
+    "ds.ring_attn_size",
+    "ds.ring_attn_head_stride",
+    "ds.zpg",
+    "ckpt.max_num",
+    "logger.logging_steps",
+    "algo.kl.horizon",
+    "actor.muon.ns_steps",
+    "critic.muon.ns_steps",
+)
+_POSITIVE = (
+    *(f"{role}.{optim}.lr" for role in ("actor", "critic") for optim in ("adam", "muon")),
+    "actor.adam.eps",
+    "critic.adam.eps",
+    "rollout.temperature",  # OpenRLHF divides the logits by it
+    "algo.advantage.is_correction_threshold",
+)
+_NON_NEGATIVE = (
+    "eval.temperature",  # 0: greedy
+    "actor.eps_clip",
+    "actor.eps_clip_low_high",
+    "critic.value_clip",
+    "actor.adam.weight_decay",
+    "critic.adam.weight_decay",
+    "actor.max_norm",
+    "critic.max_norm",
+    "actor.aux_loss_coef",
+    "algo.kl.init_coef",
+    "reward.overlong_buffer_len",
+    "reward.overlong_penalty_factor",
+    "ckpt.max_mem",
+    "ds.lora.rank",
+    "data.dataloader_num_workers",
+    "data.max_images_per_prompt",
+    "train.seed",
+)
+_RATIOS = (  # [0, 1]
+    "actor.lr_warmup_ratio",
+    "critic.lr_warmup_ratio",
+    "actor.min_lr_ratio",
+    "critic.min_lr_ratio",
+    "algo.advantage.lambd",
+    "train.ema_beta",
+)
+_BELOW_ONE = ("actor.adam.betas", "critic.adam.betas", "actor.muon.momentum", "critic.muon.momentum")
+_BELOW_ONE += ("ds.lora.dropout",)  # [0, 1)
+_UP_TO_ONE = ("rollout.top_p", "algo.advantage.gamma", "vllm.gpu_memory_utilization")  # (0, 1]
+_ORDERED_PAIRS = ("reward.clip_range", "algo.dynamic_filtering_range")
+
+
+def _ranges() -> dict[str, tuple[str, Any]]:
+    """Each flag's allowed range: its text and its test."""
+    rules: dict[str, tuple[str, Any]] = {}
+    rules |= dict.fromkeys(_AT_LEAST_ONE, (">= 1", lambda x: x >= 1))
+    rules |= dict.fromkeys(_POSITIVE, ("> 0", lambda x: x > 0))
+    rules |= dict.fromkeys(_NON_NEGATIVE, (">= 0", lambda x: x >= 0))
+    rules |= dict.fromkeys(_RATIOS, ("in [0, 1]", lambda x: 0 <= x <= 1))
+    rules |= dict.fromkeys(_BELOW_ONE, ("in [0, 1)", lambda x: 0 <= x < 1))
+    rules |= dict.fromkeys(_UP_TO_ONE, ("in (0, 1]", lambda x: 0 < x <= 1))
+    rules["actor.dual_clip"] = ("> 1", lambda x: x > 1)  # OpenRLHF's PolicyLoss asserts it
+    rules["ds.zero_stage"] = ("0, 1, 2 or 3", lambda x: x in (0, 1, 2, 3))
+    return rules
+
+
+def _values(flags: dict[str, Any], key: str) -> list[float]:
+    value = flags.get(key)
+    if value is None or value is False:
+        return []
+    items = value if isinstance(value, list | tuple) else [value]
+    try:
+        return [float(item) for item in items]
+    except (TypeError, ValueError):
+        raise UsageError(f"--{key} must be a number, got {value!r}") from None
+
+
+def _shown(value: Any) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def _check_ranges(flags: dict[str, Any]) -> None:
+    """Values no run can mean: a non-finite number, a negative temperature or learning rate, a top_p
+    outside (0, 1], a count below one, ..."""
+    for key, (allowed, test) in _ranges().items():
+        numbers = _values(flags, key)
+        if any(not test(x) for x in numbers):
+            raise UsageError(f"--{key} must be {allowed}, got {_shown(flags[key])}")
+    for key in _ORDERED_PAIRS:
+        numbers = _values(flags, key)
+        if len(numbers) == 2 and not numbers[0] < numbers[1]:
+            raise UsageError(f"--{key} takes LOW HIGH with LOW < HIGH, got {_shown(flags[key])}")
+    if len(_values(flags, "algo.advantage.is_correction_threshold")) > 2:
+        raise UsageError("--algo.advantage.is_correction_threshold takes HIGH or LOW HIGH")
+
+
+def _check_types(flags: dict[str, Any]) -> None:
+    """Every flag is OpenRLHF's and holds a value its parser converts (a finite number where it
+    takes a number), whichever layer of the plan gave it."""
+    for key, value in flags.items():
+        if value is None or value is False:
+            continue  # left out of the command line
+        problem = openrlhf_flags.value_problem(key, value)
+        if problem:
+            raise UsageError(f"--{key} {_shown(value)}: {key} {problem}")
+
+
+def _count(flags: dict[str, Any], key: str) -> int:
+    """An integer flag's value, or OpenRLHF's default when the plan leaves it out."""
+    value = flags.get(key)
+    if value is None:
+        value = openrlhf_flags.openrlhf_parser().get_default(key)
+    return int(value) if value is not None else 1
 
 
 def _check_batches(flags: dict[str, Any]) -> None:
-    responses = int(_number(flags, "rollout.batch_size")) * int(
-        _number(flags, "rollout.n_samples_per_prompt")
-    )
-    train_batch = int(_number(flags, "train.batch_size"))
+    responses = _count(flags, "rollout.batch_size") * _count(flags, "rollout.n_samples_per_prompt")
+    train_batch = _count(flags, "train.batch_size")
     if responses % train_batch:
         raise UsageError(
             f"rollout.batch_size x n_samples_per_prompt = {responses} responses per step is not a "
@@ -120,10 +243,10 @@ def _check_batches(flags: dict[str, Any]) -> None:
         )
     if flags.get("train.dynamic_batch_enable"):
         return  # micro-batches are packed by tokens, not counted
-    gpus = int(flags["actor.num_nodes"]) * int(flags["actor.num_gpus_per_node"])
+    gpus = _count(flags, "actor.num_nodes") * _count(flags, "actor.num_gpus_per_node")
     for key in ("ds.ring_attn_size", "ds.tensor_parallel_size"):  # ranks that share one micro-batch
-        gpus //= int(_number(flags, key) or 1)
-    per_pass = int(_number(flags, "train.micro_batch_size") or 1) * max(gpus, 1)
+        gpus //= _count(flags, key)
+    per_pass = _count(flags, "train.micro_batch_size") * max(gpus, 1)
     if train_batch % per_pass:
         raise UsageError(
             f"train.batch_size {train_batch} is not a multiple of train.micro_batch_size x data-parallel "
@@ -132,12 +255,15 @@ def _check_batches(flags: dict[str, Any]) -> None:
 
 
 def check_flags(flags: dict[str, Any]) -> None:
-    """Values OpenRLHF's parser accepts but training cannot work with."""
-    _check_positive(flags)
+    """Values OpenRLHF's parser accepts but training cannot work with (before anything counts with
+    them: the warm-up schedule reads the batch flags as integers)."""
+    _check_types(flags)
+    _check_ranges(flags)
     _check_batches(flags)
     max_new, max_len = _number(flags, "rollout.max_new_tokens"), _number(flags, "data.max_len")
     if max_new is not None and max_len is not None and max_new >= max_len:
         raise UsageError(
             f"rollout.max_new_tokens {int(max_new)} leaves no room for the prompt in "
-            f"data.max_len {int(max_len)}"
+            f"data.max_len {int(max_len)}; raise data.max_len with it "
+            f"(--set data.max_len=N, N = the longest prompt's tokens + {int(max_new)})"
         )

@@ -1,4 +1,4 @@
-"""Tables fit the terminal: no header is cut to an ellipsis and no cell loses characters (issue 13 §3)."""
+"""Tables fit the terminal: no header is cut to an ellipsis and no cell loses characters."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.table import Table
 
-from infoppo_cli.cli.console import FittingConsole
+from infoppo_cli.cli.console import FittingConsole, fit_table
 
 
 def wide_table(columns: int) -> Table:
@@ -51,3 +51,23 @@ def test_a_table_too_wide_is_split_repeating_the_row_name():
     text = rendered(wide_table(18), 120)
     assert "(continued)" in text
     assert text.count("qwen3-4b-infoppo-seed1") >= 2
+
+
+def test_a_split_table_keeps_each_column_and_row_and_leaves_the_table_whole():
+    table = wide_table(18)
+    table.rows[1].style = "red"
+    table.rows[0].end_section = True
+    before = [list(column.cells) for column in table.columns]
+    parts = fit_table(table, 120).renderables
+    assert len(parts) >= 2
+    by_header = {column.header: column for column in table.columns}
+    for part in parts:
+        assert part.columns[0].header == "run" and part.columns[0].no_wrap
+        rows = [(row.style, row.end_section) for row in part.rows]
+        assert rows == [(None, True), ("red", False), (None, False)]
+        for column in part.columns:
+            assert list(column.cells) == list(by_header[column.header].cells)
+            assert column.justify == by_header[column.header].justify
+    shown = [column.header for part in parts for column in part.columns[1:]]
+    assert shown == [column.header for column in table.columns[1:]]  # every column once, in order
+    assert [list(column.cells) for column in table.columns] == before

@@ -10,6 +10,7 @@ from infoppo_cli.cli import entry as cli
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 
 
+@pytest.mark.slow
 def test_version_and_help():
     done = run_infoppo("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"infoppo {__version__}"
@@ -19,6 +20,7 @@ def test_version_and_help():
         assert command in done.stdout
 
 
+@pytest.mark.slow
 def test_unknown_command_is_a_usage_error():
     done = run_infoppo("trian")
     assert done.returncode == 2 and "No such command" in done.stderr
@@ -67,3 +69,29 @@ def test_boolean_options_show_as_flags_in_help(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert info.value.code == 0
     assert "<bool>" not in out and "--strict" in out and "<int>" in out  # valued options keep their type
+
+
+def test_an_error_message_in_brackets_is_shown_as_written(monkeypatch, capsys):
+    def fail(**_):
+        raise UsageError("preset p.toml: [openrlhf]: x = 1: [bold]not markup[/bold]")
+
+    monkeypatch.setattr(cli, "app", fail)
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert (
+        capsys.readouterr().err.strip() == "error: preset p.toml: [openrlhf]: x = 1: [bold]not markup[/bold]"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [["data", "prep"], ["train"], ["eval"], ["inspect"], ["sweep"], ["report"], ["grade"]]
+)
+def test_every_help_shows_defaults_in_one_style(command, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
+    with pytest.raises(SystemExit) as info:
+        cli.main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    assert "[default" not in out and "(default: (" not in out
+    if command == ["data", "prep"]:  # Typer's own shown defaults, in the help texts' style
+        assert "(default: dapo)" in out and "(default: BytedTsinghua-SIA/DAPO-Math-17k)" in out

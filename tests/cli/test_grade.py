@@ -9,19 +9,22 @@ from cli_process import run_infoppo
 
 from infoppo_cli.cli import entry as cli
 
+pytestmark = pytest.mark.usefixtures("shared_grading_workers")  # in-process runs: warm workers
 
+
+@pytest.mark.slow
 def test_one_response_shows_span_readings_and_verdict():
     done = run_infoppo("grade", "--gold", "4", "Some work.\nAnswer: $4\\sqrt2$")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # wrong: exit 1, like cmp for files that differ
     out = done.stdout
     assert "$4\\sqrt2$" in out and "last Answer: line" in out
     assert "4*sqrt(2)" in out and "incorrect (wrong)" in out
 
 
-def _main(*args: str) -> None:
+def _main(*args: str, code: int = 0) -> None:
     with pytest.raises(SystemExit) as info:
         cli.main(list(args))
-    assert info.value.code == 0
+    assert info.value.code == code
 
 
 def test_one_response_as_json(capsys):
@@ -69,6 +72,7 @@ def _samples(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_file_summary_and_only_wrong(tmp_path):
     done = run_infoppo("grade", "--file", str(_samples(tmp_path)), "--only", "wrong", "--workers", "1")
     assert done.returncode == 0, done.stderr
@@ -85,6 +89,7 @@ def test_file_as_json_lists_changed_cases(tmp_path, capsys):
     assert case["where"] == "aime24/p1#1" and case["stored_correct"] is True and case["correct"] is False
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_error_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"response": "x"}\n', encoding="utf-8")
@@ -98,3 +103,29 @@ def test_bad_input_is_one_error_line(tmp_path):
         done = run_infoppo(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "code", "reason"),
+    [
+        ("So \\boxed{12}.", "12", 0, "correct"),
+        ("Answer: 13", "12", 1, "wrong"),
+        ("I do not know.", "12", 1, "no_answer"),
+        ("", "12", 1, "no_answer"),
+    ],
+)
+def test_one_response_exits_like_cmp(response, gold, code, reason, capsys):
+    _main("grade", "--gold", gold, response, "--json", code=code)
+    assert json.loads(capsys.readouterr().out)["verdict"]["reason"] == reason
+
+
+def test_an_empty_gold_is_bad_input_and_the_help_says_the_exit_codes(capsys, monkeypatch):
+    for gold in ("", "  "):
+        _main("grade", "--gold", gold, "Answer: 4", code=2)
+        assert (
+            capsys.readouterr().err.strip() == "error: --gold is empty; give the gold answer to grade against"
+        )
+    monkeypatch.setenv("COLUMNS", "200")
+    _main("grade", "--help")
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "0 if the response is correct, 1 if not (wrong, no answer), 2 for bad input" in help_text

@@ -1,14 +1,24 @@
-"""Options declared once: Typer options built from settings fields, and the shared Annotated options."""
+"""Options declared once: Typer options built from settings fields (``infoppo_cli.schema.option``)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Annotated
 
 import typer
 from typer.testing import CliRunner
 
-from infoppo_cli.cli.options import SeedOption, option_parameter, settings_options, with_parameters
-from infoppo_cli.eval.settings import EvalSettings, option
+from infoppo_cli.cli.options import (
+    given_fields,
+    given_flag,
+    option_parameter,
+    settings_options,
+    with_parameters,
+)
+from infoppo_cli.eval.settings import EvalSettings
+from infoppo_cli.schema import option, option_fields
+
+SeedOption = Annotated[int | None, typer.Option("--seed", help="A command's own option.", show_default=False)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,14 +57,55 @@ def test_help_shows_each_declared_default_once():
 
 def test_every_eval_setting_is_an_option_with_its_default_in_the_help():
     names = [p.name for p in settings_options(EvalSettings)]
-    assert names == [f.name for f in dataclasses.fields(EvalSettings)]
+    # bench_files is no option: it holds the files of --bench NAME=FILE, parsed from --bench
+    assert names == [f.name for f in dataclasses.fields(EvalSettings) if f.name != "bench_files"]
     helps = {p.name: p.default.help for p in settings_options(EvalSettings)}
     assert helps["samples"].endswith("(default: 16)")
     assert helps["grade_timeout"].endswith("(default: 10.0)")
     assert "--tensor-parallel" in helps["engines"]
 
 
-def test_a_bad_value_is_refused_by_typer():
-    app, _ = _app(Toy)
-    result = CliRunner().invoke(app, ["--size", "many"])
-    assert result.exit_code == 2
+@dataclasses.dataclass(frozen=True)
+class Listed:
+    names: tuple[str, ...] = option((), "Names, comma-separated.", cli_type=str)
+    count: int = option(1, "How many.")
+
+
+def test_cli_type_and_exclude_shape_the_options_and_given_keeps_the_settings_fields():
+    assert [p.name for p in settings_options(Listed, exclude=["count"])] == ["names"]
+    app, seen = _app(Listed)
+    result = CliRunner().invoke(app, ["--names", "a,b", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert seen == {"names": "a,b", "count": None, "seed": 3}  # the declared cli_type: one text
+    assert given_fields(seen, Listed) == {"names": "a,b"}  # not given: None; --seed is no field of Listed
+
+
+@dataclasses.dataclass(frozen=True)
+class Switches:
+    must: str = option(dataclasses.MISSING, "Required.", required=True)
+    flag: bool = option(True, "On or off.", "--flag/--no-flag")
+    items: list[str] = option(None, "Repeatable.", "--item", default_factory=list)
+    lam: float | None = option(None, "Two spellings.", "--lambda", "--lam")
+
+
+def test_switches_lists_spellings_and_required_options():
+    app, seen = _app(Switches)
+    assert CliRunner().invoke(app, []).exit_code == 2  # --must is required
+    result = CliRunner().invoke(
+        app, ["--must", "x", "--no-flag", "--item", "a", "--item", "b", "--lam", "0.5"]
+    )
+    assert result.exit_code == 0, result.output
+    assert given_fields(seen, Switches) == {"must": "x", "flag": False, "items": ["a", "b"], "lam": 0.5}
+    app, seen = _app(Switches)
+    CliRunner().invoke(app, ["--must", "x"])
+    assert given_fields(seen, Switches) == {"must": "x"}  # a switch not given is None, not its default
+    assert option_fields(Switches)["--no-flag"] == "flag" and option_fields(Switches)["--lam"] == "lam"
+    assert (
+        given_flag(Switches, "flag", False) == "--no-flag" and given_flag(Switches, "lam", 1.0) == "--lambda"
+    )
+
+
+def test_a_prefix_lets_two_classes_share_a_field_name():
+    names = [p.name for p in settings_options(Listed, prefix="other_")]
+    assert names == ["other_names", "other_count"]
+    assert given_fields({"other_count": 2, "count": 5}, Listed, prefix="other_") == {"count": 2}

@@ -335,6 +335,7 @@ def test_dedup_invariants(rows):
 # --- the command line ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_writes_the_file_and_prints_the_summary(dapo_parquet, tmp_path):
     done = run_infoppo("data", "prep", "dapo-math-17k", "--source", str(dapo_parquet), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -342,6 +343,7 @@ def test_cli_writes_the_file_and_prints_the_summary(dapo_parquet, tmp_path):
     assert "duplicates dropped" in done.stdout and "answer conflicts in 1 problem(s)" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

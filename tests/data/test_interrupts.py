@@ -12,6 +12,8 @@ from cli_process import run_infoppo, start_infoppo, wait_for
 
 from infoppo_cli.data.dapo import prepare_dapo
 
+pytestmark = pytest.mark.slow  # real processes, interrupted
+
 ROWS = 50_000  # enough for a few seconds of work, so the signal lands mid-write
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from infoppo_cli.data.templates import TEMPLATES, extract_dapo_problem, render_prompt, strip_baked_instruction
 from infoppo_cli.errors import UsageError
 
-# DAPO-Math-17K's prompt for one problem, written out in full (data-and-eval.md §1.3).
+# DAPO-Math-17K's prompt for one problem, written out in full.
 DAPO_EXAMPLE = (
     "Solve the following math problem step by step. The last line of your response should be of the form "
     "Answer: $Answer (without quotes) where $Answer is the answer to the problem.\n\n"
@@ -42,8 +42,11 @@ def test_raw_template_is_the_problem_alone():
     assert render_prompt("What is 1+1?", "raw") == "What is 1+1?"
 
 
-def test_template_names():
-    assert TEMPLATES == ("dapo", "boxed", "raw")
+@given(problems)
+def test_every_listed_template_renders_the_problem_whole_and_differently(problem):
+    prompts = [render_prompt(problem, name) for name in TEMPLATES]
+    assert all(problem in prompt for prompt in prompts)
+    assert len(set(prompts)) == len(TEMPLATES)  # no name is another's template
 
 
 def test_unknown_template_lists_the_choices():

@@ -55,6 +55,7 @@ def test_engine_resources_follow_the_backend_and_the_tensor_parallel_group():
     assert actor_options(EngineSpec("hf", "m"), gpus_available=False) == {"num_cpus": 1, "num_gpus": 0}
 
 
+@pytest.mark.slow
 def test_a_killed_engine_loses_and_duplicates_nothing(local_ray, tiny_model_dir):
     """Kill one of two engines after the first unit comes back: its units go to the other engine, every
     sample arrives exactly once, and each is the sample a single in-process engine draws (seed per sample)."""
@@ -78,6 +79,7 @@ def test_a_killed_engine_loses_and_duplicates_nothing(local_ray, tiny_model_dir)
     assert {(c.key, c.sample): c.text for c in received} == expected
 
 
+@pytest.mark.slow
 def test_eval_with_two_engines_matches_one_engine(local_ray, tiny_model_dir, tmp_path):
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")

@@ -127,3 +127,15 @@ def test_default_backend_is_vllm_on_a_gpu_machine(monkeypatch):
     assert resolve_backend(None) == "vllm"
     with pytest.raises(UsageError, match="choose one of: vllm, hf"):
         resolve_backend("sglang")
+
+
+def test_workload_warning_only_for_runs_of_hours():
+    from infoppo_cli.eval.generation import TYPICAL_TOKENS_PER_S, workload_warning
+
+    assert workload_warning(16 * 230, 10240, "vllm", 1) is None  # the default evaluation on one GPU
+    rate = TYPICAL_TOKENS_PER_S["vllm"]
+    hours_3 = int(3 * 3600 * rate / 1000)
+    message = workload_warning(hours_3, 1000, "vllm", 1)
+    assert message is not None and "up to 3 hours" in message and "--samples" in message
+    assert workload_warning(hours_3, 1000, "vllm", 8) is None  # eight engines: well under two hours
+    assert "days" in workload_warning(10**6, 10240, "hf", 1)

@@ -88,3 +88,20 @@ def test_model_card_has_the_hub_header_and_the_results(finished_run):
     assert "| aime24 |" in body and "Mean@2" in body
     assert "python -m openrlhf.cli.train_ppo_ray --algo.advantage.gamma 1.0" in body
     assert "`infoppo`" in body and "`qwen3-4b`" in body
+
+
+def test_a_model_card_that_cannot_be_written_is_a_warning_after_the_scores(finished_run, monkeypatch, caplog):
+    from infoppo_cli.errors import UsageError
+
+    run, out, _ = finished_run
+
+    def malformed(owner, metrics):
+        raise UsageError(f"{owner.manifest} is not an infoppo train manifest: versions is not an object")
+
+    monkeypatch.setattr("infoppo_cli.eval.outputs.write_model_card", malformed)
+    (out / "metrics.json").unlink()
+    settings = resolve_settings({"model": str(run.final)}, out, resume=True)
+    with caplog.at_level("WARNING"):
+        metrics = run_evaluation(settings, out)
+    assert (out / "metrics.json").is_file() and metrics["benches"]["aime24"]["samples"] == 6
+    assert f"{run.model_card} was not updated: {run.manifest} is not an infoppo train manifest" in caplog.text

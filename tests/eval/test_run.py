@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import pytest
+from cli_inprocess import run_cli
 from cli_process import run_infoppo
 
-from infoppo_cli.cli import main
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval import generation
+from infoppo_cli.eval import backends, generation
 from infoppo_cli.eval import responses as evaluate
 from infoppo_cli.eval.hf_backend import HFBackend
 from infoppo_cli.eval.outputs import METRICS_FILE
@@ -32,16 +31,6 @@ def bench_file(tmp_path):
     path = tmp_path / "bench.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in BENCH_ROWS), encoding="utf-8")
     return path
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run the console entry point in-process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["infoppo", *map(str, args)])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (0 if code is None else code), out, err
 
 
 def assert_one_error_line(err: str, *fragments: str) -> None:
@@ -126,6 +115,7 @@ def test_eval_with_the_tiny_model_on_cpu(monkeypatch, capsys, tiny_model_dir, be
     assert metrics["model"] == str(tiny_model_dir)
 
 
+@pytest.mark.slow
 def test_a_finished_eval_is_not_generated_again(monkeypatch, capsys, tiny_model_dir, bench_file, tmp_path):
     out = tmp_path / "out"
     assert run_cli(monkeypatch, capsys, *hf_args(tiny_model_dir, bench_file, out))[0] == 0
@@ -134,7 +124,7 @@ def test_a_finished_eval_is_not_generated_again(monkeypatch, capsys, tiny_model_
     def no_model(*args, **kwargs):
         raise AssertionError("nothing is missing, so no model should be loaded")
 
-    monkeypatch.setattr(generation, "load_backend", no_model)
+    monkeypatch.setattr(backends, "load_backend", no_model)
     (out / METRICS_FILE).unlink()
     code, stdout, err = run_cli(monkeypatch, capsys, *hf_args(tiny_model_dir, bench_file, out))
     assert code == 0, err
@@ -179,6 +169,7 @@ def interrupt_after(monkeypatch, batches: int) -> None:
     monkeypatch.setattr(HFBackend, "generate", generate)
 
 
+@pytest.mark.slow
 def test_resume_after_an_interruption_neither_duplicates_nor_loses(
     monkeypatch, tiny_model_dir, bench_file, tmp_path
 ):
@@ -200,6 +191,7 @@ def test_resume_after_an_interruption_neither_duplicates_nor_loses(
     assert metrics["benches"]["aime24"]["samples"] == 9
 
 
+@pytest.mark.slow
 def test_resume_after_a_torn_samples_file(tiny_model_dir, bench_file, tmp_path):
     out = tmp_path / "out"
     settings = settings_for(tiny_model_dir, bench_file, samples=2)
@@ -218,6 +210,7 @@ def test_resume_after_a_torn_samples_file(tiny_model_dir, bench_file, tmp_path):
     assert metrics["benches"]["aime24"]["samples"] == 6
 
 
+@pytest.mark.slow
 def test_more_samples_extend_a_finished_run(tiny_model_dir, bench_file, tmp_path):
     out = tmp_path / "out"
     run_evaluation(settings_for(tiny_model_dir, bench_file, samples=1), out)
@@ -228,6 +221,7 @@ def test_more_samples_extend_a_finished_run(tiny_model_dir, bench_file, tmp_path
     assert metrics["benches"]["aime24"]["k"] == 2
 
 
+@pytest.mark.slow
 def test_resume_flag_reuses_the_saved_settings(tiny_model_dir, bench_file, tmp_path):
     out = tmp_path / "out"
     run_evaluation(settings_for(tiny_model_dir, bench_file, samples=1, temperature=0.5), out)
@@ -383,14 +377,17 @@ def test_list_benches(monkeypatch, capsys):
         assert name in out
 
 
+@pytest.mark.slow
 def test_console_script_prints_one_line_and_exits_2(tmp_path):
     result = run_infoppo("eval", "--bench", "aime99", "--model", "org/model", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "error: unknown benchmark 'aime99'; choose from: amc23, aime24, aime25, aime26, beyondaime (or 'all')"
+        "error: unknown benchmark 'aime99'; choose from: amc23, aime24, aime25, aime26, beyondaime, "
+        "math500, arithmetic (or 'all'), or give a local file as NAME=FILE"
     ]
 
 
+@pytest.mark.slow
 def test_samples_store_matches_metrics_inputs(tiny_model_dir, bench_file, tmp_path):
     out = tmp_path / "out"
     metrics = run_evaluation(settings_for(tiny_model_dir, bench_file, samples=2, template="boxed"), out)
@@ -417,3 +414,47 @@ def test_max_tokens_default_to_the_training_response_length(tmp_path):
     assert given.max_tokens == 64
     other = resolve_settings({"model": "Qwen/Qwen3-4B-Base", "benches": "aime24"}, tmp_path / "o", False)
     assert other.max_tokens == DEFAULT_MAX_TOKENS
+
+
+# --------------------------------------------------------------------------- several benchmarks, big runs
+
+
+@pytest.mark.slow
+def test_several_local_benchmarks_in_one_call_each_under_its_name(
+    monkeypatch, capsys, tiny_model_dir, bench_file, tmp_path
+):
+    out = tmp_path / "out"
+    selection = f"aime24={bench_file},mine={bench_file}"
+    args = ["eval", "--model", tiny_model_dir, "--bench", selection, "--backend", "hf", "--workers", "1"]
+    small = ["--samples", "2", "--max-tokens", "4", "--batch-size", "6", "--out", out]
+    code, stdout, err = run_cli(monkeypatch, capsys, *args, *small)
+    assert code == 0, err
+    samples = read_samples(out)
+    assert sorted({(s["bench"], s["id"]) for s in samples}) == [
+        (bench, p) for bench in ("aime24", "mine") for p in ("p1", "p2", "p3")
+    ]
+    metrics = json.loads((out / METRICS_FILE).read_text())
+    assert list(metrics["benches"]) == ["aime24", "mine"] and metrics["average"]["samples"] == 12
+    assert (out / "details" / "details_mine.parquet").is_file()
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("both benchmarks are complete: nothing to generate")
+
+    monkeypatch.setattr(backends, "load_backend", no_model)
+    code, _, err = run_cli(monkeypatch, capsys, *args[:4], f"mine={bench_file}", *args[5:], *small)
+    assert code == 0, err  # one of them alone resumes (here: finds it complete)
+
+
+def test_a_run_that_would_take_hours_is_announced_before_any_work(
+    monkeypatch, caplog, tiny_model_dir, bench_file, tmp_path
+):
+    def stop(model):
+        raise UsageError("stopped before loading")
+
+    monkeypatch.setattr(generation, "load_tokenizer", stop)
+    settings = settings_for(tiny_model_dir, bench_file, samples=50_000, max_tokens=100_000)
+    with pytest.raises(UsageError, match="stopped before loading"):
+        run_evaluation(settings, tmp_path / "out")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("this run generates 150,000 samples of up to 100,000 tokens" in w for w in warnings)
+    assert not (tmp_path / "out" / CONFIG_FILE).exists()

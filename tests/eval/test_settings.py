@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.registry import DEFAULT_BENCHES
 from infoppo_cli.eval.run import run_evaluation
 from infoppo_cli.eval.sample_store import SAMPLES_FILE, SampleStore
-from infoppo_cli.eval.settings import IDENTITY_FIELDS, EvalSettings, check_compatible, default_out_dir
+from infoppo_cli.eval.settings import (
+    IDENTITY_FIELDS,
+    EvalSettings,
+    check_compatible,
+    default_out_dir,
+    resolve_settings,
+)
 
 ROWS = [{"id": f"q{i}", "problem": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(3)]
 
@@ -37,10 +48,12 @@ def test_identity_fields_come_from_the_declarations():
         "max_tokens",
         "seed",
         "backend",
-        "data_file",
     }
     # how samples are produced is not part of their identity: batch size, engines, grading workers
     for name in ("batch_size", "engines", "address", "workers", "tensor_parallel", "samples"):
+        assert name not in IDENTITY_FIELDS
+    # a benchmark's source is checked per benchmark (eval.outdir), so benchmarks can be added one by one
+    for name in ("benches", "data_file", "benches_file", "bench_files"):
         assert name not in IDENTITY_FIELDS
 
 
@@ -53,8 +66,70 @@ def test_a_changed_identity_field_is_refused_and_others_are_not():
 
 def test_every_field_is_declared_for_the_command_line():
     for field in dataclasses.fields(EvalSettings):
+        if field.name == "bench_files":  # the files of --bench NAME=FILE, parsed from --bench
+            assert field.metadata.get("cli") is None
+            continue
         declaration = field.metadata.get("cli")
         assert declaration is not None and declaration["help"].endswith("."), field.name
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"temperature": math.inf}, "--temperature must be >= 0 and finite, got inf"),
+        ({"temperature": math.nan}, "--temperature must be >= 0 and finite, got nan"),
+        ({"temperature": -0.5}, "--temperature must be >= 0 and finite"),
+        ({"top_p": math.nan}, "--top-p must be in (0, 1]"),
+        ({"top_p": 0.0}, "--top-p must be in (0, 1]"),
+        ({"samples": 1_000_000_000}, "--samples must be at most 100,000, got 1,000,000,000"),
+        ({"samples": 0}, "--samples must be >= 1, got 0"),
+        ({"max_tokens": 10**9}, "--max-tokens must be at most 1,048,576"),
+        ({"workers": 10**6}, "--workers must be at most 1,024"),
+        ({"engines": 5000}, "--engines must be at most 1,024"),
+        ({"batch_size": 10**7}, "--batch-size must be at most 65,536"),
+        ({"tensor_parallel": 128}, "--tensor-parallel must be at most 64"),
+        ({"grade_timeout": math.inf}, "--grade-timeout must be > 0 and at most 86400 seconds, got inf"),
+        ({"grade_timeout": 0.0}, "--grade-timeout must be > 0"),
+    ],
+)
+def test_what_cannot_be_meant_is_refused(changes, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        EvalSettings(model="org/m", benches=("aime24",), **changes)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True))
+def test_accepted_sampling_settings_are_finite_and_in_range(temperature, top_p):
+    try:
+        settings = EvalSettings(model="org/m", benches=("aime24",), temperature=temperature, top_p=top_p)
+    except UsageError:
+        return
+    assert math.isfinite(settings.temperature) and settings.temperature >= 0
+    assert 0 < settings.top_p <= 1
+
+
+def test_bench_selection_with_local_files_resolves_to_names_and_absolute_files(bench_file, tmp_path):
+    options = {"model": "org/m", "benches": f"aime24,mine={bench_file}"}
+    settings = resolve_settings(options, tmp_path / "out", resume=False)
+    assert settings.benches == ("aime24", "mine")
+    assert settings.bench_files == {"mine": str(bench_file.resolve())}
+    default = resolve_settings({"model": "org/m"}, tmp_path / "out", resume=False)
+    assert default.benches == DEFAULT_BENCHES and default.bench_files == {}
+
+
+def test_data_file_is_the_older_spelling_of_name_equals_file(bench_file, tmp_path):
+    options = {"model": "org/m", "benches": "aime24", "data_file": str(bench_file)}
+    settings = resolve_settings(options, tmp_path / "out", resume=False)
+    assert (settings.benches, settings.bench_files, settings.data_file) == (
+        ("aime24",),
+        {"aime24": str(bench_file.resolve())},
+        None,
+    )
+    direct = EvalSettings(model="org/m", benches=("aime24",), data_file=str(bench_file))
+    assert direct.bench_files == {"aime24": str(bench_file)} and direct.data_file is None
+    with pytest.raises(UsageError, match="pass exactly one --bench with it"):
+        resolve_settings({**options, "benches": "aime24,aime25"}, tmp_path / "out", resume=False)
+    with pytest.raises(UsageError, match="no such file"):
+        resolve_settings({**options, "data_file": "absent.jsonl"}, tmp_path / "out", resume=False)
 
 
 def test_a_run_model_is_evaluated_into_the_run(tmp_path):
@@ -104,6 +179,7 @@ def _wait_for_samples(path, count, process, deadline_s=120):
     pytest.fail("no samples appeared")
 
 
+@pytest.mark.slow
 def test_resume_with_another_batch_size_reproduces_the_uninterrupted_run(
     tiny_model_dir, bench_file, tmp_path
 ):

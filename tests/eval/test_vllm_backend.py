@@ -1,4 +1,4 @@
-"""The vLLM backend's logic without a GPU (vllm is an import stand-in; ``LLM`` a recorder)."""
+"""The vLLM backend's logic without a GPU (vllm is the product's import stand-in; ``LLM`` a recorder)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval import generation
+from infoppo_cli.eval import backends, generation
 from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings, sample_seed
 from infoppo_cli.eval.vllm_backend import completion_from_vllm, vllm_engine_kwargs, vllm_sampling_params
 
@@ -26,16 +26,16 @@ def test_vllm_engine_kwargs():
 
 
 def test_vllm_sampling_params_are_one_sample_with_its_own_seed():
+    """Built by vLLM's class: here the product's stand-in, a dataclass with vLLM 0.29's field names and
+    defaults that refuses any other keyword, so a misspelt option fails here as it would on a GPU."""
+    from vllm import SamplingParams
+
     request = GenerationRequest("aime24/3", "prompt", (4, 5, 6), seed=1234)
-    params = vllm_sampling_params(SamplingSettings(temperature=1.0, top_p=0.7, max_tokens=10240), request, 5)
-    assert type(params).__module__ == sys.modules["vllm"].SamplingParams.__module__
-    assert (params.n, params.temperature, params.top_p, params.max_tokens, params.seed) == (
-        1,
-        1.0,
-        0.7,
-        10240,
-        sample_seed(1234, "aime24/3", 5),
+    params = vllm_sampling_params(SamplingSettings(temperature=0.6, top_p=0.7, max_tokens=10240), request, 5)
+    expected = SamplingParams(
+        n=1, temperature=0.6, top_p=0.7, max_tokens=10240, seed=sample_seed(1234, "aime24/3", 5)
     )
+    assert type(params) is SamplingParams and params == expected  # every other option at vLLM's default
 
 
 def _vllm_output(text, n_tokens, reason):
@@ -72,7 +72,7 @@ def test_vllm_backend_flow_with_a_recording_engine(monkeypatch, tiny_model_dir):
 
     monkeypatch.setattr(generation, "cuda_available", lambda: True)
     monkeypatch.setattr(sys.modules["vllm"], "LLM", RecordingLLM)
-    backend = generation.load_backend("vllm", str(tiny_model_dir), tensor_parallel=2, seed=5)
+    backend = backends.load_backend("vllm", str(tiny_model_dir), tensor_parallel=2, seed=5)
     backend.chunk_prompts = 2
     requests = [
         GenerationRequest(f"b/{i}", backend.format_prompt(f"{i}+1?", "dapo"), (0, 1), seed=5)

@@ -1,9 +1,11 @@
-"""The case table (cases.jsonl): rows from math-verify's and lighteval's test suites and the five
-benchmarks' answer formats, each citing its source; rows marked ``policy`` are decided against the suite."""
+"""The case table (cases.jsonl): rows from math-verify's and lighteval's test suites, from Minerva's
+(lm-evaluation-harness) and Qwen2.5-Math's answer handling, and the five benchmarks' answer formats, each
+citing the file and function it comes from; rows marked ``policy`` are decided against their source."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,27 +14,49 @@ from infoppo_cli.grading import grade
 
 _TABLE = Path(__file__).parent / "cases.jsonl"
 CASES = [json.loads(line) for line in _TABLE.read_text(encoding="utf-8").splitlines() if line]
-SUITES = ("huggingface/Math-Verify@", "huggingface/lighteval@", "data-and-eval.md")
+SUITES = (
+    "huggingface/Math-Verify@",
+    "huggingface/lighteval@",
+    "EleutherAI/lm-evaluation-harness@",
+    "QwenLM/Qwen2.5-Math@",
+    "data-and-eval.md",
+)
+_CITED = re.compile(r"^\S+@[0-9a-f]{7} \S+\.py::\w+$")
 
 
-def test_every_row_cites_its_source_and_the_table_covers_both_suites_and_the_benchmarks():
-    assert len(CASES) >= 150
+def test_every_row_cites_its_source_and_the_table_covers_every_suite_and_the_benchmarks():
+    assert len(CASES) >= 350
     for row in CASES:
         assert row["source"].startswith(SUITES), row
-        assert "::test_" in row["source"] or row["source"].startswith("data-and-eval.md"), row
+        assert _CITED.match(row["source"]) or row["source"].startswith("data-and-eval.md"), row
     for suite in SUITES:
         assert any(row["source"].startswith(suite) for row in CASES)
     for bench in ("AMC23", "AIME24", "AIME25", "AIME26", "BeyondAIME"):
         assert any(bench in row["source"] for row in CASES)
 
 
-@pytest.mark.parametrize("row", CASES, ids=[f"{i}" for i in range(len(CASES))])
-def test_case(row):
-    verdict = grade(row["response"], row["gold"])
-    assert verdict.correct is row["expected"], row
+def _param_at(index: int, row: dict) -> object:
+    """A row the grader is known to get wrong is an expected failure, and a strict one: fixing it shows."""
+    marks = [pytest.mark.xfail(strict=True, reason=row["known_miss"])] if "known_miss" in row else []
+    return pytest.param(index, row, marks=marks)
 
 
-def test_agreement_with_the_suites_outside_policy_decisions_is_at_least_97_percent():
-    independent = [row for row in CASES if "policy" not in row]
-    agreeing = sum(grade(row["response"], row["gold"]).correct is row["expected"] for row in independent)
-    assert agreeing / len(independent) >= 0.97
+@pytest.fixture(scope="module")
+def graded() -> list[bool]:
+    """The grader's verdict on every row, graded once for the per-row tests and the agreement count."""
+    return [grade(row["response"], row["gold"]).correct for row in CASES]
+
+
+@pytest.mark.parametrize(
+    ("index", "row"),
+    [_param_at(i, row) for i, row in enumerate(CASES)],
+    ids=[f"{i}" for i in range(len(CASES))],
+)
+def test_case(graded, index, row):
+    assert graded[index] is row["expected"], row
+
+
+def test_agreement_with_the_suites_outside_policy_decisions_is_at_least_99_percent(graded):
+    independent = [i for i, row in enumerate(CASES) if "policy" not in row]
+    agreeing = sum(graded[i] is CASES[i]["expected"] for i in independent)
+    assert agreeing / len(independent) >= 0.99

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
-from hypothesis import given
+from box_reference import rescanning_boxes
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infoppo_cli.grading import extract, extract_answer, final_text
+from infoppo_cli.grading.extract import _box_contents
 
 # --- extraction ---------------------------------------------------------------------------------------
 
@@ -68,7 +72,7 @@ def test_extraction_reads_only_the_final_marker(text, n):
     assert extract_answer(f"\\boxed{{{n + 1}}} was wrong {text} \\boxed{{{n}}}") == str(n)
 
 
-# --- the rules of issue 11 ----------------------------------------------------------------------------
+# --- which span is read: an Answer: line, the last box, a final-answer phrase -------------------------
 
 
 @pytest.mark.parametrize(
@@ -100,3 +104,71 @@ def test_answer_line_with_a_sentence_keeps_the_sentence_for_math_verify():
 def test_a_box_or_line_beats_the_final_answer_phrase():
     assert extract_answer("The final answer is 3.\nAnswer: 4") == "4"
     assert extract_answer("The final answer is 3, so \\boxed{5}") == "5"
+
+
+# --- Minerva's answer line, boxes between math delimiters ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "span"),
+    [
+        ("Final Answer: The final answer is 12,000,023. I hope it is correct.", "12,000,023"),
+        ("Final Answer: The final answer is $\\frac{2}{3}$. I hope it is correct.", "$\\frac{2}{3}$"),
+        ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", None),
+        ("\\(\\boxed{1}\\) and \\(\\boxed{-2}\\).", "\\boxed{1, -2}"),
+        ("\\[\\boxed{1}\\], \\[\\boxed{2}\\]", "\\boxed{1, 2}"),
+    ],
+)
+def test_minerva_lines_and_boxes_joined_across_delimiters(response, span):
+    found = extract(response)
+    expected = "Jane started growing Sphere 3 hours ago" if span is None else span
+    assert found is not None and found.span == expected
+
+
+# --- linear time: one pass over the braces, whatever the shape ------------------------------------------
+
+
+_PIECES = ["\\boxed{", "\\fbox {", "{", "}", "\\{", "\\}", "\\\\", "\\", "12", " ", ", ", "$", " and ", "x"]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_one_pass_finds_the_same_boxes_as_rescanning_from_every_opening(pieces):
+    text = "".join(pieces)
+    assert _box_contents(text) == rescanning_boxes(text)
+
+
+def _lines_run(function, *args) -> int:
+    """Python lines executed in ``function``'s own module while ``function(*args)`` runs."""
+    count = 0
+    module = function.__code__.co_filename
+
+    def tracer(frame, event, arg):
+        nonlocal count
+        if frame.f_code.co_filename != module:
+            return None
+
+        def local(frame, event, arg):
+            nonlocal count
+            count += event == "line"
+            return local
+
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        function(*args)
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["\\boxed{", "\\fbox{", "\\boxed{1}", "\\boxed{1}, ", "{", "\\boxed ", "Answer: 5\n", "final answer is "],
+)
+def test_extraction_work_grows_linearly_with_a_degenerate_response(unit):
+    small, large = _lines_run(extract, unit * 500), _lines_run(extract, unit * 1000)
+    assert large <= 2.2 * small + 50, (small, large)
+    assert _lines_run(rescanning_boxes, "\\boxed{" * 200) > 4 * _lines_run(_box_contents, "\\boxed{" * 200)

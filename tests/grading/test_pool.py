@@ -1,4 +1,4 @@
-"""The process pool on pebble: identical verdicts, hard per-response deadlines, replaced workers."""
+"""The grading pool: identical verdicts, hard per-response deadlines, replaced workers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from infoppo_cli.grading import REASONS, GradingPool, Verdict, grade, grade_many
+from infoppo_cli.grading import REASONS, GradingPool, Verdict, explain, explain_many, grade, grade_many
 
 PATHOLOGICAL = "So the result is \\boxed{9^{9^{9}}}."  # math-verify's comparison runs for seconds
 
@@ -39,6 +39,11 @@ def test_pool_matches_in_process_grading_in_input_order(pool):
     assert pool.grade(pairs) == [grade(*pair) for pair in pairs]
 
 
+def test_explain_reads_each_pair_in_a_worker_as_explain_does_here(pool):
+    pairs = [*MIXED, ("\\boxed{" * 5000, "7")]  # a collapsed policy's output: read in linear time
+    assert pool.explain(pairs) == [explain(*pair) for pair in pairs]
+
+
 def test_on_done_counts_every_input_pair_including_repeats(pool):
     done: list[int] = []
     pairs = MIXED * 3 + [MIXED[0]] * 4
@@ -47,6 +52,7 @@ def test_on_done_counts_every_input_pair_including_repeats(pool):
     assert sorted(done) == [3] * 7 + [7]  # each distinct pair is graded once and reports all its copies
 
 
+@pytest.mark.slow
 def test_grade_many_from_a_thread_with_a_pathological_item():
     results: list[list[Verdict]] = []
     pairs = [*MIXED, ("Answer: 5", "5"), (PATHOLOGICAL, "540"), *MIXED]
@@ -76,6 +82,7 @@ def _live_workers(pool: GradingPool, count: int) -> list[int]:
     return pool.worker_pids()
 
 
+@pytest.mark.slow
 def test_hard_deadline_kills_and_replaces_a_worker_that_overruns():
     # math-verify's own limit is a whole second, so a 0.4 s deadline must be enforced by the parent.
     with GradingPool(workers=1, timeout=0.4) as small:
@@ -91,6 +98,7 @@ def test_hard_deadline_kills_and_replaces_a_worker_that_overruns():
     assert len(after) == 1 and after != before
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_replaced_and_its_item_retried(pool):
     pairs = [(f"\\boxed{{{i}}}", str(i)) for i in range(300)]
     victims = pool.worker_pids()
@@ -99,11 +107,17 @@ def test_a_worker_killed_mid_run_is_replaced_and_its_item_retried(pool):
         if victims:
             os.kill(victims.pop(), signal.SIGKILL)
 
+    started = time.monotonic()
     verdicts = pool.grade(pairs, on_done=kill_one)
+    elapsed = time.monotonic() - started
     assert all(v == Verdict(True, str(i), "correct") for i, v in enumerate(verdicts))
     assert len(_live_workers(pool, 2)) == 2
+    # Both workers die mid-run: that costs their chunks' retries and two restarts, never a stall
+    # past the deadline.
+    assert elapsed < pool.timeout + 5, f"grading took {elapsed:.1f} s"
 
 
+@pytest.mark.slow
 def test_a_worker_that_died_while_idle_is_replaced(pool):
     os.kill(_live_workers(pool, 2)[0], signal.SIGKILL)
     time.sleep(0.2)
@@ -126,15 +140,23 @@ def test_concurrent_callers_share_the_pool(pool):
 
 
 def test_grade_many_edge_cases():
-    assert grade_many([]) == []
+    assert grade_many([]) == [] and explain_many([]) == []
     assert all(v.reason in REASONS for v in grade_many(MIXED, workers=1))
     with pytest.raises(ValueError, match="timeout must be positive"):
         GradingPool(timeout=0)
 
 
+@pytest.mark.slow
 def test_a_chunk_that_overran_is_retried_one_response_at_a_time():
     # 40 responses in chunks of 5 on two workers; the runaway one must not take its chunk-mates with it.
     pairs = [(f"Answer: {i}", str(i)) for i in range(39)] + [(PATHOLOGICAL, "540")]
     verdicts = grade_many(pairs, workers=2, timeout=0.5)
     assert verdicts[:39] == [Verdict(True, str(i), "correct") for i in range(39)]
     assert verdicts[39] == Verdict(False, None, "timeout")
+
+
+@pytest.mark.slow
+def test_explain_many_has_no_reading_where_the_deadline_decided():
+    outcomes = explain_many([("Answer: 5", "5"), (PATHOLOGICAL, "540")], workers=1, timeout=0.5)
+    assert outcomes[0] == explain("Answer: 5", "5")
+    assert outcomes[1] == (Verdict(False, None, "timeout"), None)

@@ -1,4 +1,5 @@
-"""The README's grading rule table shows what the grader does: each row is graded again here."""
+"""The grading guide's rule table (docs/grading.md) shows what the grader does: each row is graded again
+here."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import pytest
 
 from infoppo_cli.grading import explain
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "grading.md"
 
 
 def _rows() -> list[tuple[str, str, str, str]]:
-    section = README.read_text(encoding="utf-8").split("\n## Grading\n", 1)[1].split("\n## ", 1)[0]
+    section = GUIDE.read_text(encoding="utf-8").split("\n## ", 1)[0]  # the table is in the opening part
     rows = []
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
@@ -28,7 +29,7 @@ def test_the_table_has_one_row_per_rule():
 
 
 @pytest.mark.parametrize(("response", "gold", "span", "verdict"), _rows())
-def test_readme_row(response, gold, span, verdict):
+def test_each_rule_row_is_what_the_grader_does(response, gold, span, verdict):
     result, reading = explain(response, gold)
     assert reading.span == span
     assert ("correct" if result.correct else result.reason) == verdict

@@ -74,6 +74,7 @@ def test_unparseable_gold_is_an_error_not_a_wrong_answer():
     assert grade("\\boxed{5}", "") == Verdict(False, "5", "error")
 
 
+@pytest.mark.slow
 def test_pathological_answer_times_out_in_process():
     started = time.monotonic()
     verdict = grade(PATHOLOGICAL, "540")
@@ -107,7 +108,7 @@ def test_fractions_against_decimals(p, q):
     assert not grade(f"Answer: {float(value) + 0.25}", f"\\frac{{{p}}}{{{q}}}").correct
 
 
-# --- issue 11: the six failures, each a test ----------------------------------------------------------
+# --- six ways a grader goes wrong, each a test ---------------------------------------------------------
 
 PREFIX_TRAPS = [  # 1. a wrong answer must never be accepted by its leading number
     ("Answer: $4\\sqrt{2}$", "4"),
@@ -148,8 +149,34 @@ def test_no_wrong_answer_is_accepted_by_its_prefix(response, gold):
         ("\\boxed{x \\equiv 3 \\pmod 7}", "3"),
     ],
 )
-def test_issue_failures_now_graded_correct(response, gold):
+def test_answers_that_graders_often_miss_are_graded_correct(response, gold):
     assert grade(response, gold).reason == "correct"
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "correct"),
+    [
+        ("Final Answer: The final answer is 12,000,023. I hope it is correct.", "12000023", True),
+        ("Final Answer: The final answer is 12,000,023. I hope it is correct.", "12000024", False),
+        ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "3", True),
+        ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "8", False),
+        ("Answer: The largest $n$ for $f(n)$ is 19.", "19", True),
+        ("\\boxed{1,000.99\\,\\mathrm{m}^2}", "1000.99", True),  # a unit after LaTeX spacing
+        ("\\boxed{12~\\text{cm}}", "12", True),
+        ("\\boxed{12\\;\\mathrm{km}}", "13", False),
+        ("\\boxed{17 \\bmod 5 = 2}", "2", True),  # the value after the last '='
+        ("\\boxed{17 \\bmod 5 = 2}", "17", False),
+        ("\\boxed{\\emptyset}", "\\varnothing", True),
+        ("\\(\\boxed{1}\\) and \\(\\boxed{-2}\\).", "\\{-2, 1\\}", True),
+        (
+            "Answer: \\text{The midpoints form a regular hexagon}",
+            "\\text{The midpoints form a regular hexagon}",
+            True,
+        ),
+    ],
+)
+def test_answers_as_other_graders_suites_write_them(response, gold, correct):
+    assert grade(response, gold).correct is correct
 
 
 def test_a_multi_line_gold_is_read_whole():
@@ -195,6 +222,11 @@ POLICY_CASES = {
         )
     ],
     "no anchor, no answer": [("The result is 204.", "204", False)],
+    "overlong answers": [
+        ("\\boxed{" + "0" * 990 + "7}", "7", True),
+        ("\\boxed{" + "0" * 1000 + "7}", "7", False),
+        ("\\boxed{" + "1+" * 600 + "1}", "1201", False),
+    ],
 }
 
 

@@ -19,6 +19,11 @@ def plain_model(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("plain") / "model", sharpen=3.0)
 
 
+@pytest.fixture(autouse=True)
+def _one_set_of_grading_workers(shared_grading_workers):
+    """In-process runs grade on the session's warm workers (``conftest.shared_grading_workers``)."""
+
+
 @pytest.fixture
 def responses_file(tmp_path) -> Path:
     return write_jsonl(tmp_path / "samples.jsonl", response_rows())

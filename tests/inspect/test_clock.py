@@ -1,4 +1,4 @@
-"""The clock per token is the trainer's maths from infotime, with the infoppo method's defaults."""
+"""The clock per token is the trainer's maths from infotime, with the infoppo method's settings."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from infoppo_cli import infotime
 from infoppo_cli.errors import UsageError
-from infoppo_cli.inspect.clock import ClockSettings, clock, file_max_entropy, method_defaults
+from infoppo_cli.inspect.clock import clock, file_max_entropy
+from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
 from infoppo_cli.train.methods import method
 
 entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda xs: torch.tensor(xs))
@@ -20,7 +21,7 @@ entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda x
 @settings(max_examples=60, deadline=None)
 @given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(infotime.NORM_MODES))
 def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
-    c = clock(h, ClockSettings(norm=norm, gamma=gamma), vocab_size=1000, max_entropy=12.0)
+    c = clock(h, method_clock(norm=norm, gamma=gamma), vocab_size=1000, max_entropy=12.0)
     ones = torch.ones(1, len(h))
     for t in range(len(h)):
         prefix = torch.zeros(1, len(h))
@@ -48,26 +49,29 @@ def test_batch_norm_divides_by_the_largest_entropy_of_the_file():
     values = [torch.tensor([1.0, 2.0]), torch.tensor([4.0, 0.5])]
     top = file_max_entropy(values)
     assert top == 4.0
-    assert clock(values[0], ClockSettings("batch"), 1000, top).rho.tolist() == [0.25, 0.5]
-    assert clock(values[0], ClockSettings("sentence"), 1000, top).rho.tolist() == [0.5, 1.0]
-    assert clock(values[0], ClockSettings("global"), 1000, top).rho[1].item() == pytest.approx(
+    assert clock(values[0], method_clock(norm="batch"), 1000, top).rho.tolist() == [0.25, 0.5]
+    assert clock(values[0], method_clock(norm="sentence"), 1000, top).rho.tolist() == [0.5, 1.0]
+    assert clock(values[0], method_clock(norm="global"), 1000, top).rho[1].item() == pytest.approx(
         2 / math.log(1000)
     )
 
 
 def test_an_empty_response_has_an_empty_clock():
-    c = clock(torch.zeros(0), ClockSettings(), 1000, 1.0)
+    c = clock(torch.zeros(0), method_clock(), 1000, 1.0)
     assert len(c.rho) == 0 and c.discount == 1.0
 
 
 def test_defaults_are_the_infoppo_method_s():
     chosen = method("infoppo")
-    assert method_defaults() == {
-        "gamma": chosen.openrlhf["algo.advantage.gamma"],
-        "eps_low": chosen.infotime["eps_low_info"],
-        "eps_high": chosen.infotime["eps_high_info"],
-        "norm": chosen.infotime["norm"],
-    }
+    paper = ClockSettings(
+        gamma=chosen.openrlhf["algo.advantage.gamma"],
+        eps_low=chosen.infotime["eps_low_info"],
+        eps_high=chosen.infotime["eps_high_info"],
+        norm=chosen.infotime["norm"],
+    )
+    assert method_clock() == paper
+    assert InspectSettings("model", "responses.jsonl").clock == paper  # no clock given: the method's
+    assert method_clock(gamma=0.5) == ClockSettings(paper.norm, 0.5, paper.eps_low, paper.eps_high)
 
 
 @pytest.mark.parametrize(
@@ -76,4 +80,4 @@ def test_defaults_are_the_infoppo_method_s():
 )
 def test_bad_settings_are_usage_errors(bad, message):
     with pytest.raises(UsageError, match=message):
-        ClockSettings(**bad)
+        method_clock(**bad)

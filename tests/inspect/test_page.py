@@ -39,6 +39,7 @@ def page_dir(tmp_path_factory, sharp_model, plain_model):
     return root / "out"
 
 
+@pytest.mark.slow
 def test_page_renders_every_response_and_tooltips(page_dir, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -13,6 +13,7 @@ from inspect_fixtures import response_rows, write_jsonl
 from infoppo_cli.cli import main
 from infoppo_cli.inspect import entropy as fwd
 from infoppo_cli.inspect.run import OUTPUTS, InspectSettings, run_inspect
+from infoppo_cli.inspect.settings import method_clock
 
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:
@@ -68,6 +69,7 @@ def test_outputs_on_a_few_hundred_tokens_with_compare(
     assert "Information clock" in stdout and "clock drift" in stdout
 
 
+@pytest.mark.slow
 def test_resume_computes_only_what_is_missing(tmp_path, sharp_model, responses_file, monkeypatch):
     out, calls = tmp_path / "out", []
     real = fwd.response_entropies
@@ -103,7 +105,7 @@ def test_resume_computes_only_what_is_missing(tmp_path, sharp_model, responses_f
     calls.clear()
     run_inspect(
         InspectSettings(
-            str(sharp_model), str(responses_file), min_count=2, clock=type(settings.clock)("sentence")
+            str(sharp_model), str(responses_file), min_count=2, clock=method_clock(norm="sentence")
         ),
         out,
         lambda *_: None,
@@ -147,6 +149,18 @@ def test_bad_input_is_one_error_line_and_exit_2(
     assert (tmp_path / "file").read_text() == "precious"
 
 
+@pytest.mark.parametrize("inside", ["", "inspect", "a/b"])
+def test_the_output_is_never_inside_the_model_directory(capsys, tmp_path, sharp_model, inside):
+    responses = _workspace(tmp_path)
+    before = sorted(p.name for p in sharp_model.iterdir())
+    out = sharp_model / inside if inside else sharp_model
+    code, _, err = _run(capsys, "--model", str(sharp_model), "--responses", str(responses), "--out", str(out))
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "the command's own input" in lines[0], err
+    assert sorted(p.name for p in sharp_model.iterdir()) == before
+
+
 def test_compare_with_another_tokenizer_is_refused_before_any_forward(
     capsys, tmp_path, sharp_model, responses_file, monkeypatch
 ):
@@ -162,3 +176,48 @@ def test_compare_with_another_tokenizer_is_refused_before_any_forward(
     args = ["--model", str(sharp_model), "--responses", str(responses_file), "--compare", str(other)]
     code, _, err = _run(capsys, *args, "--out", str(tmp_path / "out"))
     assert code == 2 and "another tokenizer" in err and err.count("error:") == 1
+
+
+@pytest.mark.slow  # two whole inspect runs (test-fast keeps test_outputs_on_a_few_hundred_tokens_...)
+def test_what_inspect_could_not_do_is_said(capsys, tmp_path, sharp_model):
+    """A small file lowers Figure 2's threshold (and says so), a response past the model's
+    max_position_embeddings is warned about, and split characters keep their own rows."""
+    import shutil
+
+    model = shutil.copytree(sharp_model, tmp_path / "short-model")
+    config = json.loads((model / "config.json").read_text())
+    config["max_position_embeddings"] = 40
+    (model / "config.json").write_text(json.dumps(config))
+    rows = response_rows(4)
+    rows[0]["response"] = "求 和 是 4。 " * 3 + rows[0]["response"]
+    responses = write_jsonl(tmp_path / "small.jsonl", rows)
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, "--model", str(model), "--responses", str(responses), "--out", str(out))
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["warnings"]) == 2
+    too_long, small = summary["warnings"]
+    assert "longer than" in too_long and "max_position_embeddings (40)" in too_long
+    threshold = summary["settings"]["min_count"]
+    assert 1 <= threshold < 100 and f"at least {threshold} time" in small and "not the paper's 100" in small
+    flat = " ".join(err.split())
+    assert flat.count("warning:") == 2 and "max_position_embeddings" in flat and "--min-count" in flat
+    assert "max_position_embeddings (40)" in (out / "index.html").read_text()
+    with open(out / "top_tokens.csv", newline="") as handle:
+        ranking = list(csv.DictReader(handle))
+    assert ranking and all(int(r["count"]) >= threshold for r in ranking)
+    tokens = pq.read_table(out / "tokens.parquet")["token"].to_pylist()
+    assert "\ufffd" not in "".join(tokens) and "\\xe6" in tokens  # 求 = e6 b1 82
+
+    code, _, err = _run(
+        capsys,
+        "--model",
+        str(sharp_model),
+        "--responses",
+        str(responses),
+        "--out",
+        str(out),
+        "--min-count",
+        "999",
+    )
+    assert code == 0 and "no token is seen 999 times" in " ".join(err.split())

@@ -7,8 +7,16 @@ import pyarrow as pa
 import pytest
 import torch
 
-from infoppo_cli.inspect.clock import ClockSettings, clock
-from infoppo_cli.inspect.tokens import Inspected, clock_drift, clock_summary, token_table, top_tokens
+from infoppo_cli.inspect.clock import clock
+from infoppo_cli.inspect.settings import method_clock
+from infoppo_cli.inspect.tokens import (
+    Inspected,
+    clock_drift,
+    clock_summary,
+    figure_min_count,
+    token_table,
+    top_tokens,
+)
 
 
 def _table(rows: list[tuple[str, float]]) -> pa.Table:
@@ -29,7 +37,7 @@ def test_top_tokens_rank_by_mean_entropy_among_frequent_tokens():
 
 
 def _inspected(h, other=None, rid="x"):
-    s = ClockSettings("sentence")
+    s = method_clock(norm="sentence")
     second = clock(torch.tensor(other), s, 1000, 0.0) if other is not None else None
     return Inspected(
         rid, [f"t{i}" for i in range(len(h))], clock(torch.tensor(h), s, 1000, 0.0), None, second
@@ -55,3 +63,23 @@ def test_clock_summary_numbers():
     assert summary["entropy"]["p50"] == pytest.approx(np.percentile([1, 2, 4, 3], 50))
     assert summary["rho_above_half"] == pytest.approx(0.5)  # rho = .25 .5 1 | 1
     assert summary["gamma_info_T_mean"] == pytest.approx((0.999**1.75 + 0.999**1.0) / 2, rel=1e-6)
+
+
+def test_figure_threshold_is_the_paper_s_on_a_large_file():
+    rows = [(f"t{i}", 1.0) for i in range(5)] * 150
+    assert figure_min_count(_table(rows), top=5, given=None) == (100, None)
+
+
+def test_figure_threshold_is_lowered_on_a_small_file_and_said():
+    rows = [("a", 1.0)] * 7 + [("b", 2.0)] * 4 + [("c", 3.0)] * 2 + [("d", 4.0)]
+    threshold, note = figure_min_count(_table(rows), top=3, given=None)
+    assert threshold == 2  # the 3rd most frequent token, c, is seen twice
+    assert "at least 2 times, not the paper's 100" in note and "--min-count" in note
+    assert top_tokens(_table(rows), top=3, min_count=threshold).num_rows == 6
+
+
+def test_a_given_threshold_is_kept_and_an_empty_figure_is_said():
+    rows = [("a", 1.0)] * 7 + [("b", 2.0)] * 4
+    assert figure_min_count(_table(rows), top=3, given=4) == (4, None)
+    threshold, note = figure_min_count(_table(rows), top=3, given=100)
+    assert threshold == 100 and "no token is seen 100 times" in note and "seen 7 times" in note

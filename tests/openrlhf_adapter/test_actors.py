@@ -7,12 +7,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from openrlhf_fixtures import openrlhf_args, rollout_experiences, stand_in_for_model_loading
+from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences, stand_in_for_model_loading
 
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 from infoppo_cli.rundir import read_metrics
 
 
+@pytest.mark.slow
 def test_policy_actor_patches_are_active_in_the_worker(local_ray):
     from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
 
@@ -23,12 +23,10 @@ def test_policy_actor_patches_are_active_in_the_worker(local_ray):
     assert not status["chunked_entropy"] and not status["info_policy_loss"]
 
     worker_pid = local_ray.get(actor.__ray_call__.remote(stand_in_for_model_loading))
-    strategy = SimpleNamespace(
-        args=openrlhf_args(settings=InfoSettings(method="infoppo", entropy_chunk_size=64))
-    )
+    strategy = SimpleNamespace(args=openrlhf_args(settings=method_settings("infoppo", entropy_chunk_size=64)))
     local_ray.get(actor.init_model_from_pretrained.remote(strategy, "unused-model-path"))
     status = local_ray.get(actor.infoppo_status.remote())
-    assert status["chunked_entropy"] and status["info_policy_loss"] and status["clip_logging"]
+    assert status["chunked_entropy"] and status["info_policy_loss"]
     assert worker_pid != os.getpid()
 
     # the patches are process-local: this (driver) process is untouched
@@ -38,6 +36,7 @@ def test_policy_actor_patches_are_active_in_the_worker(local_ray):
     local_ray.kill(actor)
 
 
+@pytest.mark.slow
 def test_experience_maker_splits_the_actors_tuple_results(local_ray):
     from openrlhf.trainer.ppo_utils.kl_controller import FixedKLController
 
@@ -45,7 +44,7 @@ def test_experience_maker_splits_the_actors_tuple_results(local_ray):
 
     strategy = SimpleNamespace(args=openrlhf_args())
     maker = InfoExperienceMaker(
-        None, None, None, None, FixedKLController(0.0), strategy, None, settings=InfoSettings()
+        None, None, None, None, FixedKLController(0.0), strategy, None, settings=method_settings()
     )
     pairs = [(torch.full((2, 3), -float(i)), torch.full((2, 3), float(i))) for i in range(3)]
     refs = [local_ray.put([pair]) for pair in pairs]
@@ -65,8 +64,7 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     trainer.args = openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28")
     trainer.args.ckpt.save_steps = float("inf")
     trainer.args.eval.steps = eval_steps
-    clip = "adaptive" if method == "infoppo" else "fixed"
-    trainer.settings = InfoSettings(method=method, clip=clip)
+    trainer.settings = method_settings(method)
     trainer.eval_dataloader = None
     trainer.wandb_logger = trainer.tensorboard_logger = None
     trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+from openrlhf_fixtures import method_settings
+
 from infoppo_cli.openrlhf_adapter.cluster import PROBE_PREFIX, local_paths, refusal, unshared_paths
 from infoppo_cli.openrlhf_adapter.launch import check_cluster_storage
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
 
+@pytest.mark.slow
 def test_every_node_sees_shared_files_and_a_missing_one_refuses(local_ray, tmp_path):
     data = tmp_path / "prompts.jsonl"
     data.write_text("{}\n")
@@ -24,13 +27,14 @@ def test_every_node_sees_shared_files_and_a_missing_one_refuses(local_ray, tmp_p
     assert "\n" not in message and node in message
 
 
+@pytest.mark.slow
 def test_the_launch_checks_only_cluster_runs(local_ray, tmp_path):
     metrics = str(tmp_path / "run" / "metrics.jsonl")
     check_cluster_storage(
-        InfoSettings(metrics_path=metrics), ["--data.prompt_dataset", "/nowhere"]
+        method_settings(metrics_path=metrics), ["--data.prompt_dataset", "/nowhere"]
     )  # local Ray
     assert not (tmp_path / "run").exists()
-    settings = InfoSettings(metrics_path=metrics, ray_address="auto")
+    settings = method_settings(metrics_path=metrics, ray_address="auto")
     check_cluster_storage(settings, ["--data.prompt_dataset", str(tmp_path)])  # seen: no refusal
 
 

@@ -1,29 +1,26 @@
-"""``infoppo train``'s plan run through OpenRLHF's real trainer on CPU, prompts to ``metrics.jsonl``.
+"""``infoppo train --preset tiny-cpu`` end to end, as a user runs it, on this machine's CPU.
 
-Sample generator -> rollout actor and infoppo's reward -> experience maker -> Ray pickling -> replay
-buffer -> ``ppo_train``/``training_step`` (actor and critic workers) -> in-training evaluation ->
-``metrics.jsonl``; see ``tests/support/cpu_training.py`` for the stand-ins (vLLM's generation, and
-the CUDA-only DeepSpeed engine calls).
+The real entry point in a child process: the plan, the launch, OpenRLHF's ``train()`` and trainer,
+its sample generator and dynamic filtering, the CPU rollout engine (which grades with infoppo's
+reward and receives the actor's weights every step), infoppo's experience maker, the actor and critic
+workers with the CPU strategy, OpenRLHF's ``ppo_train``/``training_step``, the in-training eval (the
+task's held-out problems) at step 0 and after, checkpoints and their rotation, ``--resume``, and
+``metrics.jsonl``. The task and its warm-started model are built once per session into a temporary
+cache.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
-from cpu_training import (
-    add_probe_metrics,
-    build_trainer,
-    run_args,
-    start_generation_stand_in,
-    tiny_overrides,
-)
-from tiny_model import build_tiny_model
+from cli_process import run_infoppo
 
-from infoppo_cli.rundir import read_metrics
+from infoppo_cli.rundir import metric_number, read_metrics
 
-PROBLEMS = {"What is 2 + 3?": "5", "What is 4 + 4?": "8", "What is 7 - 1?": "6"}  # + HOPELESS: 2 steps of 2
-HOPELESS = "What is the 10th prime?"  # the stand-in never answers it: DAPO's filter drops its group
+pytestmark = pytest.mark.slow
+
 EVERY_METHOD = {
     "reward_mean",
     "reward_mean_kept",
@@ -37,97 +34,78 @@ EVERY_METHOD = {
     "clip_upper_mean",
     "clip_lower_mean",
     "policy_loss",
+    "timing/generation",
+    "timing/make_experience",
+    "timing/ppo_train",
+    "timing/broadcast",
 }
+SHORT = ["--steps", "2", "--eval-every", "1", "--eval-samples", "2", "--set", "ckpt.save_steps=1"]
 
 
-def missing_metrics(record: dict, expected: set[str]) -> set[str]:
-    """The expected metrics a metrics.jsonl record lacks (a type that upstream drops shows up here)."""
-    return {name for name in expected if not isinstance(record.get(name), float)}
+@pytest.fixture(autouse=True)
+def cached_task(task_cache):
+    """The task is built once per session (``conftest.task_cache``); each run finds it there."""
+    return task_cache
 
 
-def hf_copies(plan) -> tuple[list[str], int]:
-    """The per-step HF copies left in the run's ``ckpt/``, and how many best-metric copies."""
-    names = sorted(path.name for path in (plan.output_dir / "ckpt").glob("*_hf"))
-    return [n for n in names if n.startswith("global_step")], sum(n.startswith("best_") for n in names)
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen3"))
-
-
-def _write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
-def _plan(tmp_path, model_dir, method, *overrides, resume=False):
-    """``infoppo train``'s plan for a tiny run: AIME24 (a local two-problem copy) evaluated every step."""
-    from infoppo_cli.train.plan import TrainRequest, plan_training
-
-    rows = [{"prompt": p, "label": a} for p, a in PROBLEMS.items()]
-    data = _write_jsonl(tmp_path / "train.jsonl", [{"prompt": HOPELESS, "label": "29"}, *rows])
-    bench = [{"problem": p, "answer": a} for p, a in list(PROBLEMS.items())[:2]]
-    bench_file = _write_jsonl(tmp_path / "aime24-copy.jsonl", bench)
-    request = TrainRequest(
-        "qwen3-4b", method, model=str(model_dir), data=str(data), output_dir=str(tmp_path / "run")
+def train(tmp_path, method: str, *extra: str) -> list[dict]:
+    run = tmp_path / "run"
+    done = run_infoppo(
+        "train",
+        "--preset",
+        "tiny-cpu",
+        "--method",
+        method,
+        "--output-dir",
+        str(run),
+        *SHORT,
+        *extra,
+        timeout=900,
     )
-    request.nodes, request.gpus_per_node, request.resume = 1, 1, resume
-    request.eval_bench, request.eval_every, request.eval_samples = f"aime24={bench_file}", 1, 2
-    request.overrides = [*tiny_overrides(), *overrides]
-    return plan_training(request)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return read_metrics(run / "metrics.jsonl")
 
 
-def _train(local_ray, plan) -> None:
-    """What ``infoppo train`` launches, on CPU: the eval set written, OpenRLHF's trainer fitted."""
-    from infoppo_cli.train.run import write_eval_set
-
-    write_eval_set(plan)
-    args = run_args(plan.command()[3:])
-    model_dir = args.actor.model_name_or_path
-    engine = start_generation_stand_in(local_ray, model_dir, args.reward.remote_url[0], dict(PROBLEMS))
-    trainer = build_trainer(args, model_dir, [engine])
-    handles = trainer.actor_model_group._actor_handlers
-    local_ray.get([h.__ray_call__.remote(add_probe_metrics) for h in handles])
-    try:
-        trainer.fit()
-    finally:
-        for group in (trainer.actor_model_group, trainer.critic_model_group):
-            for handle in group._actor_handlers if group else []:
-                local_ray.kill(handle)
-        local_ray.kill(engine)
+def number(record: dict, key: str) -> float:
+    value = metric_number(record.get(key))
+    assert value is not None and math.isfinite(value), (key, record.get(key))
+    return value
 
 
 @pytest.mark.parametrize("method", ["infoppo", "dapo"])
-def test_a_planned_run_trains_and_logs_every_metric(method, local_ray, model_dir, tmp_path):
-    # DAPO's overlong shaping scaled to 24 new tokens; a checkpoint each step, at most one kept
-    extra = ["reward.overlong_buffer_len=8", "ckpt.save_steps=1", "ckpt.max_num=1", "ckpt.save_hf=true"]
-    plan = _plan(tmp_path, model_dir, method, *(extra if method == "dapo" else []))
-    _train(local_ray, plan)
-
-    records = read_metrics(plan.output_dir / "metrics.jsonl")
-    assert records and [r["step"] for r in records] == list(range(1, len(records) + 1))
-    expected = EVERY_METHOD | ({"critic_loss", "info_discount_mean"} if method == "infoppo" else set())
+def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(method, tmp_path):
+    records = train(tmp_path, method, "--set", "ckpt.max_num=1")
+    assert [r["step"] for r in records] == [0, 1, 2]  # the base model's eval, then exactly 2 RL steps
+    assert set(records[0]) == {"step"} | {k for k in records[0] if k.startswith("eval_")}
     for record in records:
-        assert missing_metrics(record, expected) == set(), record
-        assert 0.0 <= record["eval_aime24"] <= 100.0  # Mean@2 in percent, every step (eval.steps=1)
-        assert record["clip_lower_mean"] <= 1.0 <= record["clip_upper_mean"]
-        assert record["entropy_mean"] > 0 and 0 < record["rho_mean"] <= 1
-        # upstream's aggregation keeps a tensor in `info` and silently drops a Python float:
-        assert record["probe_tensor"] == pytest.approx(0.5)
-        assert missing_metrics(record, {"probe_float"}) == {"probe_float"}
-    if method == "dapo":  # the hopeless group was generated, graded, and filtered out
-        assert any(r["kept_group_frac"] < 1.0 for r in records)
-        assert any(r["reward_mean"] < r["reward_mean_kept"] for r in records)
-    else:
-        assert all(r["kept_group_frac"] == 1.0 for r in records)
+        assert 0.0 <= number(record, "eval_arithmetic") <= 100.0  # Mean@2 on the held-out problems
+    expected = EVERY_METHOD | ({"critic_loss", "info_discount_mean"} if method == "infoppo" else set())
+    for record in records[1:]:
+        for key in expected:
+            number(record, key)
+        assert number(record, "clip_lower_mean") <= 1.0 <= number(record, "clip_upper_mean")
+        assert number(record, "entropy_mean") > 0 and 0 < number(record, "rho_mean") <= 1
+    if method == "dapo":  # DAPO's signed reward, before dynamic filtering
+        assert all(-1.0 <= number(r, "reward_mean") <= 1.0 for r in records[1:])
 
-    if method == "dapo":  # rotation: one DeepSpeed checkpoint and one HF copy, the last step's
-        assert hf_copies(plan) == ([f"global_step{records[-1]['step']}_hf"], 1)
-        resumed = _plan(tmp_path, model_dir, method, *extra, "train.num_episodes=2", resume=True)
-        _train(local_ray, resumed)
-        steps = [r["step"] for r in read_metrics(plan.output_dir / "metrics.jsonl")]
-        assert steps[len(records)] == len(records) + 1 and steps == list(
-            range(1, len(steps) + 1)
-        )  # continued
-        assert hf_copies(plan) == ([f"global_step{steps[-1]}_hf"], 1)
+    run = tmp_path / "run"
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "finished" and manifest["config"]["infotime"]["rl_steps"] == 2
+    assert (run / "final" / "model.safetensors").is_file()
+    regular = sorted(p.name for p in (run / "ckpt" / "_actor").iterdir() if p.name.startswith("global_step"))
+    assert regular == ["global_step2"]  # ckpt.max_num=1: step 1's was rotated out
+
+    resumed = train(tmp_path, method, "--set", "ckpt.max_num=1", "--resume", "--steps", "3")
+    assert [r["step"] for r in resumed] == [0, 1, 2, 3]  # continued from step 2's checkpoint to 3
+    assert number(resumed[-1], "eval_arithmetic") >= 0.0
+
+    again = run_infoppo("train", "--replay", str(run), "--output-dir", str(tmp_path / "again"), "--dry-run")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "--infotime.rl_steps 3" in again.stdout and "--infotime.device cpu" in again.stdout
+
+
+def test_every_method_runs_on_the_cpu(tmp_path):
+    for method in ("ppo", "dapo-ft", "info-gae", "info-clip"):
+        records = train(tmp_path / method, method, "--steps", "1", "--no-eval-before")
+        assert [r["step"] for r in records] == [1], method
+        number(records[0], "policy_loss")

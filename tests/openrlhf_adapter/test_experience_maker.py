@@ -6,17 +6,16 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from openrlhf_fixtures import openrlhf_args, rollout_experiences
+from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
 from infoppo_cli.infotime import info_discount, info_time_gae, information_density
 from infoppo_cli.openrlhf_adapter.experience_fields import ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
-from infoppo_cli.train.methods import method as method_named
 
 
 def settings_of(name: str) -> InfoSettings:
     """The adapter's settings for a shipped method: its components, as the plan renders them."""
-    return InfoSettings(method=name, **method_named(name).components())
+    return method_settings(name)
 
 
 def make_maker(settings: InfoSettings | None, *flags: str):
@@ -48,7 +47,7 @@ def _fields():
 
 @pytest.mark.parametrize("norm", ["batch", "sentence", "global"])
 def test_rho_and_advantages_equal_the_core_functions(norm, monkeypatch):
-    settings = InfoSettings(method="infoppo", norm=norm)
+    settings = method_settings("infoppo", norm=norm)
     flags = ("--algo.advantage.gamma", "0.999", "--algo.advantage.lambd", "0.99")
     maker = make_maker(settings, *flags)
     monkeypatch.setattr(maker, "_vocab_size", lambda: 151_936)
@@ -87,7 +86,7 @@ def test_rho_and_advantages_equal_the_core_functions(norm, monkeypatch):
 
 def test_constant_entropy_reproduces_openrlhf_gae_exactly():
     flags = ("--algo.advantage.gamma", "0.97", "--algo.advantage.lambd", "0.9")
-    ours = make_maker(InfoSettings(method="infoppo"), *flags)
+    ours = make_maker(method_settings("infoppo"), *flags)
     upstream = make_maker(None, *flags)
     a = rollout_experiences(n_experiences=2, batch=3, width=9, seed=2)
     b = rollout_experiences(n_experiences=2, batch=3, width=9, seed=2)
@@ -139,7 +138,7 @@ def test_each_half_of_infoppo_alone(monkeypatch):
 def test_missing_entropy_from_the_actor_is_a_clear_error(monkeypatch):
     from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 
-    maker = make_maker(InfoSettings(method="infoppo"))
+    maker = make_maker(method_settings("infoppo"))
     monkeypatch.setattr(RemoteExperienceMaker, "make_experience", lambda self, samples: samples)
     with pytest.raises(RuntimeError, match="entropy"):
         maker.make_experience(rollout_experiences(n_experiences=1, with_entropy=False))

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import runpy
 import subprocess
+from dataclasses import asdict
 
 import pytest
+from openrlhf_fixtures import method_settings
 
+from infoppo_cli.openrlhf_adapter.flags import render
 from infoppo_cli.openrlhf_adapter.launch import ENTRY_MODULE, install, ray_runtime_env
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
 
@@ -30,10 +33,13 @@ def entry_module_globals() -> dict:
 
 
 def test_split_argv_separates_our_settings():
-    argv = ["--infotime.method", "dapo-ft", "--infotime.eps_low_info", "5", "--actor.adam.lr", "1e-6", "--x"]
-    settings, rest = split_argv(argv)
-    assert settings.method == "dapo-ft" and settings.eps_low_info == 5.0 and settings.norm == "batch"
+    ours = method_settings("dapo-ft", eps_low_info=5.0, metrics_path="/tmp/m.jsonl", eval_before=True)
+    planned = render({f"infotime.{key}": value for key, value in asdict(ours).items()})  # as the plan does
+    settings, rest = split_argv([*planned, "--actor.adam.lr", "1e-6", "--x"])
+    assert settings == ours and settings.norm is None  # no paper default fills what the plan left out
     assert rest == ["--actor.adam.lr", "1e-6", "--x"]
+    with pytest.raises(SystemExit):  # the components are required: the plan always gives them
+        split_argv(["--infotime.method", "dapo-ft"])
 
 
 @pytest.mark.parametrize("method", ["infoppo", "ppo", "dapo", "dapo-ft"])
@@ -43,7 +49,7 @@ def test_train_builds_infoppo_actor_and_trainer(method, restore_openrlhf):
 
     from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
 
-    install(InfoSettings(method=method))
+    install(method_settings(method))
     module = entry_module_globals()
     assert module["PolicyModelActor"] is InfoPolicyModelActor  # what train() hands to RayActorGroup
     assert module["RayActorGroup"] is RayActorGroup
@@ -60,7 +66,7 @@ def test_train_builds_infoppo_actor_and_trainer(method, restore_openrlhf):
 def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
     from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
 
-    settings = InfoSettings(method="infoppo", norm="sentence", metrics_path="/tmp/m.jsonl")
+    settings = method_settings("infoppo", norm="sentence", metrics_path="/tmp/m.jsonl")
     install(settings)
     from openrlhf.utils.config import hierarchize  # as the CLI's __main__ block imports it
 
@@ -73,19 +79,23 @@ def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
 
 
 def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
-    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "binary")  # the method's reward wins over the caller's
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    local = ray_runtime_env(InfoSettings())
+    local = ray_runtime_env(method_settings(reward="signed"))
     assert local["env_vars"]["INFOPPO_REWARD_STYLE"] == "signed"
     assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
-    remote = ray_runtime_env(InfoSettings(ray_address="ray://head:10001"))
+    assert "worker_process_setup_hook" not in local  # a GPU run imports the real vLLM
+    cpu = ray_runtime_env(method_settings(device="cpu"))
+    assert cpu["worker_process_setup_hook"] == "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
+    remote = ray_runtime_env(method_settings(ray_address="ray://head:10001"))
     assert remote["py_modules"][0].__name__ == "infoppo_cli"
     assert "WANDB_API_KEY" not in remote["env_vars"]
     monkeypatch.setenv("WANDB_API_KEY", "k")  # wandb in the trainer process reads it from there
-    assert ray_runtime_env(InfoSettings(ray_address="auto"))["env_vars"]["WANDB_API_KEY"] == "k"
+    assert ray_runtime_env(method_settings(ray_address="auto"))["env_vars"]["WANDB_API_KEY"] == "k"
 
 
 @pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
+@pytest.mark.slow
 def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_path):
     """`infoppo train`'s exact command: every flag is accepted, Ray starts, no GPU is found."""
     from infoppo_cli.train.plan import TrainRequest, plan_training

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
 
 from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, step_record
-from infoppo_cli.rundir import read_metrics
+from infoppo_cli.rundir import metric_number, read_metrics
 
 
 def test_step_record_maps_openrlhf_keys():
@@ -26,7 +27,8 @@ def test_step_record_maps_openrlhf_keys():
     record = step_record(5, status)
     assert record["step"] == 5 and record["reward_mean"] == 0.5 and record["response_length_mean"] == 812.0
     assert record["policy_loss"] == pytest.approx(-0.1) and record["rho_mean"] == 0.42
-    assert record["kl"] == 0.0 and "generated_samples" not in record and "nan_metric" not in record
+    assert record["kl"] == 0.0 and "generated_samples" not in record
+    assert math.isnan(record["nan_metric"])  # a diverged value is data, not dropped
     assert "rollout/reward_mean" not in record  # not repeated under its OpenRLHF name
     fixed = step_record(1, {}, fixed_clip=(0.2, 0.28))
     assert fixed["clip_lower_mean"] == pytest.approx(0.8) and fixed["clip_upper_mean"] == pytest.approx(1.28)
@@ -81,3 +83,34 @@ def test_reward_mean_is_taken_before_dynamic_filtering_when_known():
 def test_signed_rewards_give_accuracy_in_percent():
     assert eval_fields({"eval_aime25_pass1": 0.0}, signed_rewards=True)["eval_aime25"] == 50.0
     assert eval_fields({"eval_aime25_pass1": -1.0}, signed_rewards=True)["eval_aime25"] == 0.0
+
+
+def test_non_finite_values_are_written_as_standard_json(tmp_path):
+    log = TrainMetricsLog(tmp_path / "metrics.jsonl")
+    log.record_step(
+        step_record(3, {"policy_loss": float("nan"), "critic_loss": float("inf")}), eval_follows=True
+    )
+    log.record_eval(3, {"eval_aime24_pass1": float("-inf")})
+    line = (tmp_path / "metrics.jsonl").read_text().strip()
+    parsed = json.loads(line, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    assert parsed["policy_loss"] == "NaN" and parsed["critic_loss"] == "Infinity"
+    assert parsed["eval_aime24"] == "-Infinity"
+    record = read_metrics(tmp_path / "metrics.jsonl")[0]  # the report reads the text back as numbers
+    assert (
+        math.isnan(metric_number(record["policy_loss"])) and metric_number(record["critic_loss"]) == math.inf
+    )
+
+
+def test_a_resumed_log_cuts_a_torn_last_line_and_keeps_diverged_values(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "reward_mean": 0.1}\n{"step": 2, "rew')  # the crash before --resume
+    log = TrainMetricsLog(path)
+    diverged = {"step": 2, "reward_mean": float("nan"), "policy_loss": float("-inf")}
+    log.record_step(diverged, eval_follows=False)
+    assert path.read_text().splitlines() == [
+        '{"step": 1, "reward_mean": 0.1}',
+        '{"step": 2, "reward_mean": "NaN", "policy_loss": "-Infinity"}',
+    ]
+    [_, second] = read_metrics(path)
+    assert math.isnan(metric_number(second["reward_mean"]))
+    assert metric_number(second["policy_loss"]) == -math.inf

@@ -12,12 +12,22 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from openrlhf_fixtures import method_settings
 from tiny_model import build_tiny_model
 
 from infoppo_cli.infotime import adaptive_clip_bounds, info_time_gae, information_density
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings
+
+
+@pytest.fixture(autouse=True)
+def upstream_entropy(monkeypatch):
+    """``install_chunked_entropy`` rebinds a module global of OpenRLHF: each test starts from upstream's
+    ``compute_entropy`` and puts back what it found, so no later test (here or elsewhere) sees a patch."""
+    import openrlhf.models.actor as actor_module
+
+    assert not hasattr(actor_module.compute_entropy, "upstream"), "an earlier test left the patch installed"
+    monkeypatch.setattr(actor_module, "compute_entropy", actor_module.compute_entropy)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +97,7 @@ def test_one_full_infoppo_update(model_dir, rollout):
     advantages, returns = info_time_gae(token_rewards, values, rho, action_mask, 0.999, 0.99)
     assert torch.isfinite(advantages).all() and torch.isfinite(returns).all()
 
-    settings = InfoSettings(method="infoppo", eps_low_info=0.2, eps_high_info=0.28)
+    settings = method_settings("infoppo", eps_low_info=0.2, eps_high_info=0.28)
     loss_fn = InfoPolicyLoss(PolicyLoss(), settings)
     optimizer = torch.optim.AdamW(actor.parameters(), lr=5e-2)
     before = [p.detach().clone() for p in actor.parameters()]
@@ -153,10 +163,9 @@ def _upstream_actor_trainer(actor, loss_fn, optimizer):
     return trainer
 
 
-def test_dapo_ft_masks_by_the_current_policy_in_openrlhf_training_step(model_dir, rollout, monkeypatch):
+def test_dapo_ft_masks_by_the_current_policy_in_openrlhf_training_step(model_dir, rollout):
     """Through upstream's ``training_step``: the mask is the top 20% (k rounded up) of the entropy of
     the very forward that computes the loss, and it follows the policy as it changes."""
-    import openrlhf.models.actor as actor_module
     from openrlhf.models import Actor, PolicyLoss
     from openrlhf.trainer.ppo_utils.experience import Experience
 
@@ -165,7 +174,6 @@ def test_dapo_ft_masks_by_the_current_policy_in_openrlhf_training_step(model_dir
 
     sequences, action_mask, attention_mask = rollout
     torch.manual_seed(1)
-    monkeypatch.setattr(actor_module, "compute_entropy", actor_module.compute_entropy)  # undone after
     install_chunked_entropy(chunk_size=7, entropy_gradient=False)
     actor = Actor(str(model_dir), attn_implementation="eager", param_dtype="bf16")
     old_log_probs, _ = old_policy_forward(actor, sequences, action_mask, attention_mask, "cpu")
@@ -179,7 +187,7 @@ def test_dapo_ft_masks_by_the_current_policy_in_openrlhf_training_step(model_dir
     trainer = _upstream_actor_trainer(
         actor, RecordingLoss(0.2, 0.28), torch.optim.AdamW(actor.parameters(), 5e-2)
     )
-    settings = InfoSettings(method="dapo-ft", advantage="group_norm", clip="fixed", token_mask="top_entropy")
+    settings = method_settings("dapo-ft")
     install_info_loss(trainer, settings)
     advantages = torch.randn(action_mask.shape, generator=torch.Generator().manual_seed(3)) * action_mask
     for step in range(2):

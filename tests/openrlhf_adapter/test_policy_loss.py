@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from openrlhf_fixtures import method_settings
 
 from infoppo_cli.infotime import (
     adaptive_clip_bounds,
@@ -14,7 +15,6 @@ from infoppo_cli.infotime import (
     info_clip_policy_loss,
 )
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
 
 def batch(seed=0, b=3, a=10):
@@ -35,9 +35,7 @@ def test_adaptive_clip_loss_equals_core_loss(eps):
 
     new, old, adv, mask, experience = batch()
     upstream = PolicyLoss(clip_eps_low=0.2, clip_eps_high=0.28)
-    loss_fn = InfoPolicyLoss(
-        upstream, InfoSettings(method="infoppo", eps_low_info=eps[0], eps_high_info=eps[1])
-    )
+    loss_fn = InfoPolicyLoss(upstream, method_settings("infoppo", eps_low_info=eps[0], eps_high_info=eps[1]))
     loss_fn.experience = experience
     loss, clip_ratio, *_ = loss_fn(new, old, adv, action_mask=mask)
     expected, stats = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, *eps)
@@ -55,7 +53,7 @@ def test_adaptive_clip_keeps_openrlhf_token_normalisation():
     from openrlhf.models.loss import PolicyLoss
 
     new, old, adv, mask, experience = batch(seed=1)
-    loss_fn = InfoPolicyLoss(PolicyLoss(), InfoSettings(method="infoppo"))
+    loss_fn = InfoPolicyLoss(PolicyLoss(), method_settings("infoppo"))
     loss_fn.experience = experience
     global_tokens = 50.0  # the whole gradient-accumulation window, as OpenRLHF passes it
     loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=global_tokens)[0]
@@ -63,7 +61,7 @@ def test_adaptive_clip_keeps_openrlhf_token_normalisation():
     assert torch.allclose(loss, mean_loss * mask.sum() / global_tokens, atol=1e-6)
 
 
-DAPO_FT = InfoSettings(method="dapo-ft", advantage="group_norm", clip="fixed", token_mask="top_entropy")
+DAPO_FT = method_settings("dapo-ft")
 
 
 def test_dapo_ft_trains_only_the_high_entropy_tokens():
@@ -156,7 +154,7 @@ def test_loss_without_an_experience_is_an_error():
 
     new, old, adv, mask, _ = batch()
     with pytest.raises(RuntimeError, match="experience"):
-        InfoPolicyLoss(PolicyLoss(), InfoSettings())(new, old, adv, action_mask=mask)
+        InfoPolicyLoss(PolicyLoss(), method_settings())(new, old, adv, action_mask=mask)
 
 
 def test_training_step_hands_each_micro_batch_to_the_loss():
@@ -169,7 +167,7 @@ def test_training_step_hands_each_micro_batch_to_the_loss():
         return {"step": step}
 
     trainer = SimpleNamespace(actor_loss_fn=PolicyLoss(), training_step=upstream_step)
-    loss = install_info_loss(trainer, InfoSettings())
+    loss = install_info_loss(trainer, method_settings())
     first, second = object(), object()
     assert trainer.training_step(first, 0.0, 0) == {"step": 0}
     trainer.training_step(second, 0.0, 1)
@@ -193,11 +191,13 @@ def test_behaviour_follows_the_components_not_the_name(name):
     from openrlhf.models.loss import PolicyLoss
 
     new, old, adv, mask, experience = batch(seed=8)
-    adaptive = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method=name, clip="adaptive"))
+    parts = method_settings("infoppo", method=name)  # the adaptive clip, under any name
+    adaptive = InfoPolicyLoss(PolicyLoss(0.2, 0.28), parts)
     adaptive.experience = experience
-    expected, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, 10.0, 20.0)
+    eps = (parts.eps_low_info, parts.eps_high_info)
+    expected, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, *eps)
     assert torch.allclose(adaptive(new, old, adv, action_mask=mask)[0], expected, atol=1e-6)
-    fixed = InfoPolicyLoss(PolicyLoss(0.2, 0.28), InfoSettings(method=name, clip="fixed", token_mask="all"))
+    fixed = InfoPolicyLoss(PolicyLoss(0.2, 0.28), method_settings("ppo", method=name))
     fixed.experience = experience
     upstream = PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask)[0]
     assert torch.equal(fixed(new, old, adv, action_mask=mask)[0], upstream)

@@ -123,8 +123,11 @@ def test_signed_rewards_keep_scores_binary(reward_module, monkeypatch):
     out = rewards_of(reward_module, ["Answer: 540", "Answer: 1"], ["540", "540"])
     assert out["rewards"].tolist() == [1.0, -1.0]
     assert out["scores"].tolist() == [1.0, 0.0]
-    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "bogus")
-    assert rewards_of(reward_module, ["Answer: 1"], ["540"])["rewards"].tolist() == [0.0]
+    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "bogus")  # a reward on an unknown scale is an error
+    with pytest.raises(ValueError, match="INFOPPO_REWARD_STYLE='bogus' is not one of: binary, signed"):
+        rewards_of(reward_module, ["Answer: 1"], ["540"])
+    with pytest.raises(ValueError, match="bogus"):
+        load_by_path()  # where OpenRLHF loads the file, before any response is graded
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from openrlhf_fixtures import openrlhf_args, rollout_experiences
+from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
 from infoppo_cli.infotime import clip_statistics, information_density
-from infoppo_cli.openrlhf_adapter.step_metrics import (
-    ClipLoggingLoss,
-    RolloutRecorder,
-    add_entropy_diagnostics,
-    install_clip_logging,
-)
+from infoppo_cli.openrlhf_adapter.policy_loss import install_info_loss
+from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder, add_entropy_diagnostics
 
 
 def _batch(seed=0):
@@ -31,12 +27,13 @@ def test_constant_bounds_give_the_clip_fractions_of_the_core_function():
     trainer = SimpleNamespace(
         args=openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28"),
         actor_loss_fn=PolicyLoss(clip_eps_low=0.2, clip_eps_high=0.28),
+        actor=torch.nn.Identity(),
         training_step=lambda experience, *a, **k: trainer.actor_loss_fn(
             *experience.batch, action_mask=experience.mask
         ),
     )
-    loss = install_clip_logging(trainer)
-    assert isinstance(trainer.actor_loss_fn, ClipLoggingLoss) and loss.experience is None
+    loss = install_info_loss(trainer, method_settings("ppo"))
+    assert trainer.actor_loss_fn is loss and loss.experience is None and loss.fixed_eps == (0.2, 0.28)
     new, old, adv, mask = _batch()
     experience = SimpleNamespace(
         batch=(new, old, adv), mask=mask, info={"clip_frac_upper": torch.tensor(9.0)}
@@ -48,18 +45,6 @@ def test_constant_bounds_give_the_clip_fractions_of_the_core_function():
     for key, value in expected.items():  # the stale value of an earlier epoch is replaced
         assert float(experience.info[key]) == pytest.approx(float(value)) and experience.info[key].dim() == 0
     assert loss.experience is None
-
-
-def test_a_loss_that_logs_its_own_bounds_is_left_alone():
-    def adaptive(log_probs, old, adv, action_mask=None, **kwargs):
-        experience.info.update(clip_frac_upper=torch.tensor(0.5), clip_upper_mean=torch.tensor(3.0))
-        return (torch.tensor(0.0),)
-
-    loss = ClipLoggingLoss(adaptive, 0.2, 0.28)
-    experience = SimpleNamespace(info={})
-    loss.experience = experience
-    loss(*_batch()[:3], action_mask=_batch()[3])
-    assert float(experience.info["clip_upper_mean"]) == 3.0 and "clip_frac_lower" not in experience.info
 
 
 def test_entropy_and_rho_for_methods_without_rho_and_the_old_entropy_dropped():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from pathlib import Path
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from report_runs import STEPS, finished_sweep
 
-from infoppo_cli.report.curves import build_curves, final_accuracy_bars, mean_ci, t_critical
+from infoppo_cli.report.curves import breaks_of, build_curves, final_accuracy_bars, mean_ci, t_critical
 from infoppo_cli.report.runs import read_inputs
 
 
@@ -48,3 +49,31 @@ def test_final_accuracy_bars_hold_every_seed(tmp_path: Path) -> None:
     assert [bar.arm for bar in bars] == ["ppo", "info-gae", "info-clip", "infoppo"]
     assert all(len(bar.seed_scores) == 2 for bar in bars)
     assert bars[0].mean == pytest.approx(statistics.fmean(bars[0].seed_scores))
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=10), st.sampled_from([math.nan, math.inf]))
+def test_a_non_finite_seed_makes_the_mean_non_finite_and_the_interval_nan(values, bad) -> None:
+    mean, half = mean_ci([*values, bad])
+    assert not math.isfinite(mean) and math.isnan(half)
+
+
+def test_a_seed_that_diverges_breaks_its_grid_points_curve_where_it_diverged(tmp_path: Path) -> None:
+    out = finished_sweep(tmp_path / "norm", "norm", 2, ["batch"])
+    metrics = out / "norm-batch-info-seed2" / "metrics.jsonl"
+    lines = metrics.read_text().splitlines()
+    lines[2] = json.dumps({"step": 3, "reward_mean": "NaN", "entropy_mean": 0.1})
+    metrics.write_text("\n".join(lines) + "\n")
+    runs = read_inputs([out]).runs
+    [info] = [curve for curve in build_curves(runs, "reward_mean") if curve.arm == "info"]
+    assert info.steps == [1.0, 2.0, 3.0, 4.0] and math.isnan(info.mean[2]) and math.isfinite(info.mean[3])
+    assert info.breaks == [3.0]
+    [entropy] = [curve for curve in build_curves(runs, "entropy_mean") if curve.arm == "info"]
+    assert entropy.breaks == [3.0]  # the run broke there, though its entropy stayed finite
+    [bar] = [bar for bar in final_accuracy_bars(runs, "aime24") if bar.arm == "info"]
+    assert math.isfinite(bar.mean)  # its final eval is a number: the model was evaluated
+
+
+def test_breaks_are_where_values_turn_non_finite() -> None:
+    nan = math.nan
+    assert breaks_of([1, 2, 3, 4, 5], [nan, 1.0, nan, nan, 2.0]) == [1, 3]
+    assert breaks_of([1, 2], [1.0, 2.0]) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,21 @@ def test_a_corrupt_metrics_line_and_a_corrupt_metrics_json_are_named_in_warnings
     notes = "\n".join(inputs.notes)
     assert f"run-a: skipped 2 malformed line(s) of {run / 'metrics.jsonl'} (line 3, 5)" in notes
     assert f"run-a: cannot read {run / 'eval' / 'metrics.json'}" in notes
+
+
+def test_a_malformed_manifest_is_the_manifest_readers_one_line_as_a_warning(tmp_path: Path) -> None:
+    run, evals = tmp_path / "run-m", tmp_path / "evals"
+    (run / "final").mkdir(parents=True)
+    (run / "metrics.jsonl").write_text(json.dumps(step_row(1, 1.0, "token", 1)) + "\n")
+    (run / "manifest.json").write_text(json.dumps({"config": {"method": 5}, "seed": 7}))
+    evals.mkdir()
+    document = {"settings": {"model": str(run / "final")}, "benches": {"aime25": {"mean@k": 20.0}}}
+    (evals / "metrics.json").write_text(json.dumps(document))
+    inputs = read_inputs([run, evals])
+    problem = f"{run / 'manifest.json'} is not an infoppo train manifest: config.method = 5 is not a string"
+    assert f"run-m: {problem}" in inputs.notes  # the run, and the eval of its model, both say so
+    assert sum(problem in note for note in inputs.notes) == 2
+    assert [data.method for data in inputs.runs] == [None, None] and inputs.runs[0].seed is None
 
 
 def test_lines_without_step_use_their_line_number_and_say_so(tmp_path: Path) -> None:
@@ -94,3 +110,59 @@ def test_run_data_prefers_the_final_eval() -> None:
     run.eval_benches = {"aime24": {"mean@k": 4.5}}
     assert run.final_accuracy("aime24") == (4.5, "eval")
     assert run.final_accuracy("aime25") == (None, "")
+
+
+def test_non_finite_values_are_read_as_data_in_every_encoding(tmp_path: Path) -> None:
+    run = tmp_path / "diverged"
+    run.mkdir()
+    lines = [
+        '{"step": 1, "reward_mean": 0.5, "entropy_mean": 1.0}',
+        '{"step": 2, "reward_mean": NaN, "entropy_mean": Infinity}',  # Python's json default
+        '{"step": 3, "reward_mean": "NaN", "entropy_mean": "-Infinity"}',  # standard JSON
+        '{"step": 4, "reward_mean": null, "entropy_mean": "inf", "note": "text"}',
+    ]
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    [data] = read_inputs([run]).runs
+    rewards = [value for _, value in data.series("reward_mean")]
+    assert rewards[0] == 0.5 and all(math.isnan(value) for value in rewards[1:])
+    assert [value for _, value in data.series("entropy_mean")] == [1.0, math.inf, -math.inf, math.inf]
+    assert "note" not in data.steps[-1]  # text is not a metric
+    assert math.isnan(data.last("reward_mean"))  # not 0.5 from step 1
+
+
+def test_a_nan_mean_at_k_is_kept_and_a_bench_without_one_is_named(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    write_run(run, 0.999, "info", 1)
+    (run / "eval").mkdir()
+    benches = '{"aime24": {"mean@k": NaN}, "aime25": {"k": 16}, "amc23": {"mean@k": "NaN"}}'
+    (run / "eval" / "metrics.json").write_text('{"benches": ' + benches + "}")
+    inputs = read_inputs([run])
+    [data] = inputs.runs
+    score, source = data.final_accuracy("aime24")
+    assert math.isnan(score) and source == "eval"  # not the in-training eval_aime24 of step 4
+    assert math.isnan(data.final_accuracy("amc23")[0])
+    assert (
+        f"run: {run / 'eval' / 'metrics.json'} has no Mean@k number for aime25; it is left out"
+        in inputs.notes
+    )
+
+
+def test_a_file_given_as_a_directory_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "metrics.jsonl").write_text("{}\n")
+    with pytest.raises(
+        UsageError, match="metrics.jsonl is a file; give run, sweep or eval output directories"
+    ):
+        read_inputs([tmp_path / "metrics.jsonl"])
+
+
+def test_eval_directories_are_named_by_model_and_two_of_one_model_are_told_apart(tmp_path: Path) -> None:
+    for name in ("t1", "t16"):
+        (tmp_path / name).mkdir()
+        document = {"benches": {"aime24": {"mean@k": 20.0}}, "settings": {"model": "Qwen/Qwen3-4B"}}
+        (tmp_path / name / "metrics.json").write_text(json.dumps(document))
+    runs = read_inputs([tmp_path / "t1", tmp_path / "t16"]).runs
+    assert [run.name for run in runs] == [
+        f"Qwen/Qwen3-4B [{tmp_path / 't1'}]",
+        f"Qwen/Qwen3-4B [{tmp_path / 't16'}]",
+    ]
+    assert all(run.eval_only and run.model == "Qwen/Qwen3-4B" for run in runs)

@@ -10,6 +10,15 @@ import torch
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
 
+def method_settings(name: str = "infoppo", **changes) -> InfoSettings:
+    """The settings `infoppo train` plans for the shipped method ``name`` (its components and
+    ``[NAME.infotime]`` from presets/methods.toml), with ``changes``."""
+    from infoppo_cli.train.methods import method
+
+    chosen = method(name)
+    return InfoSettings(**{"method": name, **chosen.components(), **chosen.infotime, **changes})
+
+
 def openrlhf_args(*flags: str, settings: InfoSettings | None = None) -> SimpleNamespace:
     """OpenRLHF's own defaults for ``flags`` (its parser, then its ``hierarchize``), plus ``infotime``."""
     from openrlhf.utils.config import hierarchize
@@ -19,7 +28,7 @@ def openrlhf_args(*flags: str, settings: InfoSettings | None = None) -> SimpleNa
     args = hierarchize(openrlhf_parser().parse_args(list(flags)))
     if args.actor.eps_clip_low_high is None:  # as the upstream command line does after parsing
         args.actor.eps_clip_low_high = (args.actor.eps_clip, args.actor.eps_clip)
-    args.infotime = (settings or InfoSettings()).as_namespace()
+    args.infotime = (settings or method_settings()).as_namespace()
     return args
 
 

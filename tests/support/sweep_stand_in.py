@@ -1,5 +1,6 @@
 """A stand-in for the ``infoppo`` program in sweep tests: it records its calls, writes what train and eval
-would (manifest, metrics, final/, eval metrics) and can be told to sleep, hold, fail or reject."""
+would (manifest, metrics, final/, eval metrics) and can be told to sleep, hold, fail (with a given message
+and last line) or reject."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ if args[0] == "train":
         print("error: no such option: --bogus", file=sys.stderr)
         sys.exit(2)
     if any(token in out.name for token in config.get("fail", [])):
-        print("stand-in failure", file=sys.stderr)
+        print(config.get("fail_message", "stand-in failure"), file=sys.stderr, flush=True)
+        print(config.get("fail_after", ""), flush=True)  # e.g. a Ray worker's last words
         sys.exit(1)
     with open(out / "metrics.jsonl", "w") as metrics:
         for step in (1, 2, 3):
@@ -77,7 +79,12 @@ class StandIn:
         return [json.loads(line) for line in self.calls_path.read_text().splitlines()]
 
 
+PROMPTS = 512
+"""Prompts in the stand-in data: one RL step of every shipped preset and method (DAPO's is 512)."""
+
+
 def write_prompts(path: Path) -> Path:
-    """A one-row prompt JSONL that `infoppo train` accepts as --data."""
-    path.write_text(json.dumps({"prompt": "What is 1+1?", "label": "2"}) + "\n")
+    """A prompt JSONL that `infoppo train` accepts as --data (it refuses data shorter than one RL step)."""
+    rows = (json.dumps({"prompt": f"What is {n}+1?", "label": str(n + 1)}) for n in range(PROMPTS))
+    path.write_text("".join(row + "\n" for row in rows))
     return path

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from cli_process import run_infoppo
 from hypothesis import given
 from hypothesis import strategies as st
+from sweep_stand_in import write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import (
@@ -19,7 +19,9 @@ from infoppo_cli.sweep.grid import (
     parse_time_arms,
     parse_values,
 )
+from infoppo_cli.train.methods import method
 from infoppo_cli.train.presets import preset
+from infoppo_cli.train.request import TrainRequest
 
 
 def plan_for(kind: str, tmp_path: Path, **options):
@@ -220,11 +222,7 @@ def test_grid_size_is_values_times_arms_times_seeds(seeds: int, kind: str) -> No
 # --------------------------------------------------------------------------- the command line
 
 
-def write_prompts(path: Path) -> Path:
-    path.write_text(json.dumps({"prompt": "What is 1+1?", "label": "2"}) + "\n")
-    return path
-
-
+@pytest.mark.slow
 def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "lam"
     write_prompts(tmp_path / "train.jsonl")
@@ -246,6 +244,7 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path) -> None:
     result = run_infoppo(
         "sweep", "norm", "--values", "batch", "--address", "http://head:8265", "--max-parallel", "3",
@@ -281,7 +280,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
         ),
         # caught by planning every arm as `infoppo train` would, before anything runs
         (["sweep", "gamma", "--dry-run", "--set", "actor.lrr=1", "--data", "P"], "has no flag --actor.lrr"),
-        (["sweep", "gamma", "--dry-run"], "data file data/dapo-math-17k.jsonl not found"),
+        (["sweep", "gamma"], "data file data/dapo-math-17k.jsonl not found"),  # a real sweep, no data
         (
             ["sweep", "norm", "--dry-run", "--bogus", "--data", "P"],
             "train options of the sweep: No such option: --bogus",
@@ -297,6 +296,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
         ),
     ],
 )
+@pytest.mark.slow
 def test_bad_sweep_options_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     prompts = str(write_prompts(tmp_path / "prompts.jsonl"))
     result = run_infoppo(*(prompts if arg == "P" else arg for arg in args), cwd=tmp_path)
@@ -304,3 +304,31 @@ def test_bad_sweep_options_exit_2_with_one_line(tmp_path: Path, args: list[str],
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- the train request of a point
+
+
+@pytest.mark.parametrize("kind", ["gamma", "lambda", "clip", "norm", "components", "methods"])
+def test_each_point_s_request_is_what_its_command_asks_for(tmp_path: Path, kind: str) -> None:
+    """The sweep checks TrainRequest objects and launches their command lines: the two agree, the
+    pass-through options included (its command parsed by `infoppo train` itself)."""
+    from infoppo_cli.cli.sweep import train_options
+
+    extra = ["--steps", "3", "--data", "p.jsonl", "--set", "rollout.batch_size=8", "--no-eval-before"]
+    plan = plan_for(kind, tmp_path, extra_train_args=extra, train_options=train_options(extra))
+    for point in plan.points:
+        assert plan.train_request(point) == TrainRequest(**train_options(plan.train_command(point)[2:]))
+
+
+def test_held_values_are_the_info_method_s_and_a_passed_spelling_replaces_them(tmp_path: Path) -> None:
+    info = method("infoppo").openrlhf
+    plan = plan_for("gamma", tmp_path)
+    assert plan.held() == {"--lambd": info["algo.advantage.lambd"]}
+    assert plan.train_request(plan.points[0]).lambd == info["algo.advantage.lambd"]
+    assert plan_for("lambda", tmp_path).held() == {"--gamma": info["algo.advantage.gamma"]}
+    passed = plan_for("gamma", tmp_path, extra_train_args=["--lambda", "0.9"], train_options={"lambd": 0.9})
+    assert passed.held() == {} and "--lambd" not in passed.train_command(passed.points[0])
+    assert passed.train_request(passed.points[0]).lambd == 0.9
+    with pytest.raises(UsageError, match="--lambda is set by the lambda sweep"):
+        plan_for("lambda", tmp_path, extra_train_args=["--lambda=0.9"])

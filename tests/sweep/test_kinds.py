@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from cli_process import run_infoppo
+from sweep_stand_in import write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
@@ -58,9 +58,9 @@ def test_an_empty_values_option_is_an_error_not_the_default_grid(kind: str) -> N
     assert parse_values(kind, None) == KINDS[kind].defaults
 
 
+@pytest.mark.slow
 def test_components_dry_run_lists_the_four_arms(tmp_path: Path) -> None:
-    prompts = tmp_path / "p.jsonl"
-    prompts.write_text(json.dumps({"prompt": "1+1?", "label": "2"}) + "\n")
+    prompts = write_prompts(tmp_path / "p.jsonl")
     result = run_infoppo(
         "sweep", "components", "--dry-run", "--data", str(prompts), "--out", "c", cwd=tmp_path
     )

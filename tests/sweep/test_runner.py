@@ -59,6 +59,7 @@ def statuses(out: Path) -> dict[str, str]:
 # --------------------------------------------------------------------------- local runs
 
 
+@pytest.mark.slow
 def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_asked(
     tmp_path: Path, stand_in: StandIn
 ) -> None:
@@ -107,6 +108,7 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
     assert state.settings["eval_bench"] == ["aime24", "aime25"]
 
 
+@pytest.mark.slow
 def test_a_rejected_command_line_stops_the_sweep_with_exit_2(tmp_path: Path, stand_in: StandIn) -> None:
     out = tmp_path / "sweep"
     stand_in.configure(reject=True)
@@ -123,6 +125,7 @@ def test_a_rejected_command_line_stops_the_sweep_with_exit_2(tmp_path: Path, sta
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.slow
 def test_ctrl_c_stops_the_child_and_leaves_a_consistent_state_that_resumes(
     tmp_path: Path, stand_in: StandIn, stop: signal.Signals
 ) -> None:
@@ -154,6 +157,7 @@ def test_ctrl_c_stops_the_child_and_leaves_a_consistent_state_that_resumes(
     assert len(again) == 2 and again[-1][-1] == "--resume"
 
 
+@pytest.mark.slow
 def test_a_sigkilled_sweep_leaves_a_state_that_the_next_one_completes_without_duplicates(
     tmp_path: Path, stand_in: StandIn
 ) -> None:
@@ -231,6 +235,45 @@ def test_a_local_sweep_will_not_restart_a_run_that_is_a_ray_job(tmp_path: Path, 
     with pytest.raises(Exception, match="re-run with that --address to re-attach"):
         run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)
     assert stand_in.calls() == [] and SweepState.load(state.path).runs[0].status == "running"
+
+
+@pytest.mark.slow
+def test_a_failed_run_is_summed_up_by_its_own_error_line_not_its_exit_code(
+    tmp_path: Path, stand_in: StandIn
+) -> None:
+    out = tmp_path / "sweep"
+    stand_in.configure(
+        fail=["gamma-0.99-token"],
+        fail_message="\x1b[1;31merror:\x1b[0m CUDA out of memory on GPU 3; lower train.micro_batch_size",
+        fail_after="\x1b[36m(raylet)\x1b[0m \x1b[33mworker 17 exited\x1b[0m",
+    )
+    result = run_sweep_cli(stand_in, out)
+    assert result.returncode == 1
+    error = "error: CUDA out of memory on GPU 3; lower train.micro_batch_size"
+    run = SweepState.load(out / STATE_FILE).run("gamma-0.99-token-seed1")
+    assert run.error == f"train exited with code 1: {error}"
+    progress, table = " ".join(result.stderr.split()), " ".join(result.stdout.split())
+    assert f"failed gamma-0.99-token-seed1: train exited with code 1: {error}" in progress
+    assert f"│ train exited with code 1: {error} │" in table and "\x1b" not in result.stdout
+    assert "worker 17 exited" not in progress + table
+
+
+@pytest.mark.slow
+def test_a_sweep_directory_moved_between_runs_resumes_where_it_now_is(
+    tmp_path: Path, stand_in: StandIn
+) -> None:
+    old, new = tmp_path / "sweep", tmp_path / "moved"  # the same --data (tmp_path/prompts.jsonl) for both
+    stand_in.configure(fail=["gamma-0.99-token"])
+    assert run_sweep_cli(stand_in, old).returncode == 1
+    old.rename(new)
+    stand_in.configure()
+    resumed = run_sweep_cli(stand_in, new, "--retry-failed")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming (moved from {old}): 3 done (skipped), 1 failed, retrying" in resumed.stdout
+    again = stand_in.calls()[4:]
+    assert [call[call.index("--output-dir") + 1] for call in again] == [str(new / "gamma-0.99-token-seed1")]
+    assert again[0][-1] == "--resume" and set(statuses(new).values()) == {"done"}
+    assert str(old) not in (new / STATE_FILE).read_text()
 
 
 # --------------------------------------------------------------------------- Ray jobs
@@ -315,7 +358,7 @@ def test_ray_jobs_run_the_grid_in_parallel_and_their_logs_are_collected(
     failed = state.run("gamma-0.99-info-seed1")
     assert failed.phase("train").exit_code == 1 and failed.phase("eval").status == "pending"
     assert "stand-in failure" in (Path(failed.output_dir) / "train.log").read_text()
-    assert "FAILED" in failed.error
+    assert "FAILED" in failed.error and "\n" not in failed.error  # Ray's message, not the logs it quotes
     on_disk = SweepState.load(state.path)
     assert on_disk.run(done.name).status == "done" and on_disk.run(failed.name).status == "failed"
     print(f"two Ray grid points (train + eval) took {elapsed:.1f} s")

@@ -16,7 +16,7 @@ from sweep_stand_in import StandIn, write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
-from infoppo_cli.sweep.slurm import RAY_ENV, SLURM_DIR, SlurmSettings, slurm_minutes
+from infoppo_cli.sweep.slurm import LOCAL_EXECUTOR_ENV, RAY_ENV, SLURM_DIR, SlurmSettings, slurm_minutes
 from infoppo_cli.sweep.state import STATE_FILE, SweepState
 
 RAY_STAND_IN = """
@@ -53,16 +53,32 @@ def test_executor_parameters_ask_for_one_ray_node_per_slurm_node() -> None:
     }
 
 
-def slurm_sweep(stand_in: StandIn, out: Path, *extra: str) -> subprocess.Popen[str]:
+def slurm_sweep(
+    stand_in: StandIn,
+    out: Path,
+    *extra: str,
+    ray_script: str = RAY_STAND_IN,
+    local: bool = True,
+    path: str = "",
+) -> subprocess.Popen[str]:
+    """``infoppo sweep norm --launcher slurm`` in a child process: with ``local``, submitit's local executor
+    stands in for SLURM (the tests' switch); ``path`` replaces PATH when given."""
     ray = out.parent / "ray_stand_in.py"
-    ray.write_text(RAY_STAND_IN)
+    ray.write_text(ray_script)
     env = {**os.environ, EXECUTABLE_ENV: " ".join(stand_in.executable), "COLUMNS": "200"}
     env[RAY_ENV] = f"{sys.executable} {ray}"
+    env.pop(LOCAL_EXECUTOR_ENV, None)
+    if local:
+        env[LOCAL_EXECUTOR_ENV] = "1"
+    if path:
+        env["PATH"] = path
     argv = [sys.executable, "-m", "infoppo_cli", "sweep", "norm", "--values", "batch,global"]
     prompts = write_prompts(out.parent / "p.jsonl")
     argv += ["--out", str(out), "--poll-interval", "0.1", "--data", str(prompts)]
-    argv += ["--launcher", "slurm", "--slurm-cluster", "local", "--slurm-gpus-per-node", "0", *extra]
-    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv += ["--launcher", "slurm", "--slurm-gpus-per-node", "0", *extra]
+    return subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out.parent
+    )
 
 
 def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
@@ -70,6 +86,7 @@ def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
+@pytest.mark.slow
 def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_path: Path) -> None:
     stand_in = StandIn(tmp_path / "bin")
     out = tmp_path / "sweep"
@@ -89,6 +106,7 @@ def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_pat
     assert "--launcher slurm" in " ".join(state.command)
 
 
+@pytest.mark.slow
 def test_a_slurm_sweep_that_was_killed_re_attaches_to_its_jobs(tmp_path: Path) -> None:
     stand_in = StandIn(tmp_path / "bin")
     release = tmp_path / "release"
@@ -114,6 +132,7 @@ def test_a_slurm_sweep_that_was_killed_re_attaches_to_its_jobs(tmp_path: Path) -
     assert {run.status for run in SweepState.load(out / STATE_FILE).runs} == {"done"}
 
 
+@pytest.mark.slow
 def test_slurm_dry_run_prints_what_would_be_submitted(tmp_path: Path) -> None:
     stand_in = StandIn(tmp_path / "bin")
     out = tmp_path / "sweep"
@@ -181,3 +200,119 @@ def test_a_local_sweep_will_not_restart_a_run_that_is_a_slurm_job(tmp_path: Path
     with pytest.raises(UsageError, match="SLURM job 4242 .* re-run with --launcher slurm .*scancel 4242"):
         run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)
     assert stand_in.calls() == [] and SweepState.load(state.path).runs[0].status == "running"
+
+
+# --------------------------------------------------------------------------- no SLURM here: refuse
+
+
+def fake_programs(directory: Path, **scripts: str) -> str:
+    """A directory of shell scripts named like SLURM's programs (and nothing else): a PATH of its own."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, body in scripts.items():
+        program = directory / name
+        program.write_text(f"#!/bin/sh\n{body}\n")
+        program.chmod(0o755)
+    return str(directory)
+
+
+WORKING = "echo 'slurm 23.02.7'; exit 0"
+UNREACHABLE = (
+    "echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller' >&2; exit 1"
+)
+
+
+@pytest.mark.parametrize(
+    ("programs", "refusal"),
+    [
+        (
+            {},
+            "error: --launcher slurm: sbatch is not on PATH, so this machine cannot reach SLURM; "
+            "nothing was submitted",
+        ),
+        (
+            {"sbatch": UNREACHABLE},
+            "error: --launcher slurm: `sbatch --version` failed (exit 1): sbatch: error: Batch job "
+            "submission failed: Unable to contact slurm controller; nothing was submitted",
+        ),
+        (
+            {
+                "sbatch": WORKING,
+                "squeue": "echo 'squeue: error: slurm_load_jobs error: Unable to contact' >&2; exit 1",
+            },
+            "error: --launcher slurm: `squeue --noheader --format=%i --user=",
+        ),
+        ({"sbatch": WORKING, "squeue": WORKING}, "error: --launcher slurm: srun is not on PATH"),
+    ],
+    ids=["no-sbatch", "sbatch-fails", "squeue-fails", "no-srun"],
+)
+@pytest.mark.slow
+def test_a_slurm_sweep_where_slurm_is_not_reachable_refuses_and_starts_nothing(
+    tmp_path: Path, programs: dict[str, str], refusal: str
+) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    out = tmp_path / "sweep"
+    path = fake_programs(tmp_path / "slurm-bin", **programs)
+    result = finish(slurm_sweep(stand_in, out, local=False, path=path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(refusal), result.stderr
+    assert "Running" not in result.stdout and "SLURM job" not in result.stdout
+    assert not out.exists() and stand_in.calls() == []  # no sweep directory, no job, no train
+
+
+def test_the_slurm_launcher_itself_refuses_and_never_falls_back_to_local_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infoppo_cli.errors import EnvironmentProblem
+    from infoppo_cli.sweep.slurm import SlurmLauncher
+
+    monkeypatch.delenv(LOCAL_EXECUTOR_ENV, raising=False)
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "none"))
+    with pytest.raises(EnvironmentProblem, match="sbatch is not on PATH"):
+        SlurmLauncher(tmp_path / "sweep", SlurmSettings())
+    monkeypatch.setenv("PATH", fake_programs(tmp_path / "ok", sbatch=WORKING, squeue=WORKING, srun=WORKING))
+    launcher = SlurmLauncher(tmp_path / "sweep", SlurmSettings())
+    assert launcher.cluster == "slurm" and type(launcher._executor._executor).__name__ == "SlurmExecutor"
+    assert "local executor" not in launcher.description
+    monkeypatch.setenv(LOCAL_EXECUTOR_ENV, "1")  # the tests' switch, and nothing else, picks local jobs
+    local = SlurmLauncher(tmp_path / "sweep", SlurmSettings())
+    assert local.cluster == "local" and f"{LOCAL_EXECUTOR_ENV}=1" in local.description
+
+
+@pytest.mark.slow
+def test_a_slurm_dry_run_without_slurm_previews_and_says_a_real_run_would_be_refused(tmp_path: Path) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    out = tmp_path / "sweep"
+    result = finish(slurm_sweep(stand_in, out, "--dry-run", local=False, path=fake_programs(tmp_path / "e")))
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    note = "note: --launcher slurm: sbatch is not on PATH, so this machine cannot reach SLURM; "
+    assert note + "a real run would be refused here" in text
+    assert not out.exists() and stand_in.calls() == []
+
+
+RAY_STOP_IN_COLOUR = (
+    RAY_STAND_IN
+    + """
+if sys.argv[1:] == ["stop"]:
+    print("\\x1b[32mStopped all 7 Ray processes.\\x1b[0m", flush=True)
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_failed_slurm_point_is_summed_up_by_the_train_s_own_error_line(tmp_path: Path) -> None:
+    stand_in = StandIn(tmp_path / "bin")
+    stand_in.configure(
+        fail=["norm-global"],
+        fail_message="\x1b[1;31merror:\x1b[0m data file /data/x.jsonl not found; check the path",
+        fail_after="\x1b[36m(raylet)\x1b[0m worker exited",
+    )
+    out = tmp_path / "sweep"
+    result = finish(slurm_sweep(stand_in, out, ray_script=RAY_STOP_IN_COLOUR))
+    assert result.returncode == 1, result.stdout + result.stderr
+    run = SweepState.load(out / STATE_FILE).run("norm-global-info-seed1")
+    assert run.error == "train exited with code 1: error: data file /data/x.jsonl not found; check the path"
+    text = " ".join(result.stdout.split())
+    assert "error: data file /data/x.jsonl not found" in text and "\x1b" not in result.stdout
+    assert "Stopped all 7 Ray processes" in (out / "norm-global-info-seed1" / "train.log").read_text()

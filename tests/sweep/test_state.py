@@ -139,7 +139,7 @@ def test_a_malformed_state_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=f"cannot read sweep state {path}"):
         SweepState.load(path)
     path.write_text(json.dumps({"schema": 99, "runs": []}))
-    with pytest.raises(UsageError, match="unsupported schema"):
+    with pytest.raises(UsageError, match="schema must be 1, got 99"):
         SweepState.load(path)
 
 

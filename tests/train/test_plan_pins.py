@@ -29,11 +29,12 @@ def prompt_file(tmp_path_factory) -> Path:
     return path
 
 
-def pinned_command(preset: str, method: str, data: Path, out: Path) -> list[str]:
+def pinned_command(preset: str, method: str, data: Path, out: Path, task: Path) -> list[str]:
     plan = plan_training(TrainRequest(preset=preset, method=method, data=str(data), output_dir=str(out)))
     replace = {
         str(out): "<run>",
         str(data): "<data>",
+        str(task): "<task>",  # a preset's task in this session's cache (tiny-cpu)
         str(REWARD_FILE): "<reward>",
         sys.executable: "<python>",
     }
@@ -45,19 +46,19 @@ def pinned_command(preset: str, method: str, data: Path, out: Path) -> list[str]
     return command
 
 
-def all_commands(data: Path, out: Path) -> dict[str, list[str]]:
+def all_commands(data: Path, out: Path, task: Path) -> dict[str, list[str]]:
     return {
-        f"{preset} {method}": pinned_command(preset, method, data, out)
+        f"{preset} {method}": pinned_command(preset, method, data, out, task)
         for preset in preset_names()
         for method in methods()
     }
 
 
-def test_every_dry_run_command_is_pinned(prompt_file, tmp_path):
-    commands = all_commands(prompt_file, tmp_path / "run")
+def test_every_dry_run_command_is_pinned(prompt_file, tmp_path, task_cache):
+    commands = all_commands(prompt_file, tmp_path / "run", task_cache.directory)
     if os.environ.get("INFOPPO_UPDATE_PINS"):
         PINS.write_text(json.dumps(commands, indent=1) + "\n")
     pinned = json.loads(PINS.read_text())
     assert sorted(commands) == sorted(pinned), "presets or methods were added or removed"
-    for name, command in commands.items():
-        assert command == pinned[name], f"the command of {name} changed"
+    changed = [name for name, command in commands.items() if command != pinned[name]]
+    assert not changed, f"the commands of {', '.join(changed)} changed"  # names, not two long lists

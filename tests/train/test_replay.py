@@ -25,7 +25,14 @@ def recorded_run(tmp_path):
     data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(300)))
     out = tmp_path / "run"
     request = TrainRequest(
-        preset="qwen3-4b", method="info-clip", data=str(data), output_dir=str(out), seed=3, gamma=0.99
+        preset="qwen3-4b",
+        method="info-clip",
+        data=str(data),
+        output_dir=str(out),
+        seed=3,
+        gamma=0.99,
+        steps=7,
+        eval_bench="none",
     )
     plan = plan_training(request)
     out.mkdir()
@@ -64,11 +71,15 @@ def test_changed_versions_and_commit_are_shown(recorded_run):
 def test_cli_replay_dry_run(recorded_run, monkeypatch):
     monkeypatch.setattr(console, "width", 300)
     out, original = recorded_run
-    result = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])
+    again = ["--output-dir", str(out.parent / "again")]  # its own directory holds the recorded run
+    result = runner.invoke(app, ["train", "--replay", str(out), "--dry-run", *again])
     assert result.exit_code == 0, result.output
-    assert "no differences from" in result.output and "--infotime.method info-clip" in result.output
+    assert "no differences from" not in result.output  # the output directory differs
+    assert "--infotime.method info-clip" in result.output and "--infotime.rl_steps" in result.output
+    in_place = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])
+    assert isinstance(in_place.exception, UsageError) and "already holds a run" in str(in_place.exception)
     changed = runner.invoke(
-        app, ["train", "--replay", str(out), "--dry-run", "--set", "rollout.temperature=0.9"]
+        app, ["train", "--replay", str(out), "--dry-run", *again, "--set", "rollout.temperature=0.9"]
     )
     assert changed.exit_code == 0 and "--rollout.temperature" in changed.output and "0.9" in changed.output
 
@@ -93,3 +104,81 @@ def test_replay_of_a_directory_without_a_manifest(tmp_path):
     (tmp_path / "manifest.json").write_text("{")
     result = runner.invoke(app, ["train", "--replay", str(tmp_path), "--dry-run"])
     assert "is not a readable manifest" in str(result.exception)
+
+
+def _edited(out, edit) -> None:
+    body = json.loads((out / "manifest.json").read_text())
+    edit(body)
+    (out / "manifest.json").write_text(json.dumps(body))
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda b: b.clear() or b.update({"config": []}), "config is missing or not an object"),
+        (lambda b: b["config"].update(request={}), "config.request is missing, empty or not an object"),
+        (lambda b: b["config"].pop("openrlhf_flags"), "config.openrlhf_flags is missing"),
+        (lambda b: b["config"]["request"].pop("preset"), "config.request.preset is missing"),
+        (
+            lambda b: b["config"]["request"].update(seed="abc"),
+            'config.request.seed = "abc" is not an integer',
+        ),
+        (lambda b: b["config"]["request"].update(seed=True), "config.request.seed = true is not an integer"),
+        (
+            lambda b: b["config"]["request"].update(overrides="rollout.batch_size=8"),
+            'config.request.overrides = "rollout.batch_size=8" is not a list of strings',
+        ),
+        (
+            lambda b: b["config"]["request"].update(overrides=["rollout.batch_size=8.5"]),
+            "config.request.overrides holds 'rollout.batch_size=8.5'",
+        ),
+        (lambda b: b["config"]["request"].update(gamma="high"), "config.request.gamma"),
+        (lambda b: b["config"]["request"].update(resume="no"), "config.request.resume"),
+        (
+            lambda b: b["config"]["openrlhf_flags"].pop("ckpt.path"),
+            "config.openrlhf_flags.ckpt.path is missing",
+        ),
+        (
+            lambda b: b["config"]["openrlhf_flags"].update({"train.seed": "3"}),
+            "config.openrlhf_flags.train.seed",
+        ),
+        (lambda b: b.update(command="python -m x"), "command is missing or not a list of strings"),
+        (lambda b: b.update(versions=["torch"]), "versions is not an object"),
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_names_the_file_and_the_field(recorded_run, edit, field):
+    out, _ = recorded_run
+    _edited(out, edit)
+    result = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])
+    assert isinstance(result.exception, UsageError), result.output
+    message = str(result.exception)
+    assert f"{out / 'manifest.json'} is not an infoppo train manifest: {field}" in message
+    assert "\n" not in message
+
+
+def test_a_manifest_that_is_not_an_object(tmp_path):
+    (tmp_path / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(UsageError, match="is not an infoppo train manifest: it is not a JSON object"):
+        read_recorded(str(tmp_path))
+
+
+def test_a_new_set_replaces_the_recorded_one_and_a_new_seed_the_recorded_seed(recorded_run):
+    out, _ = recorded_run
+    _edited(out, lambda b: b["config"]["request"].update(overrides=["rollout.temperature=0.9"]))
+    recorded = read_recorded(str(out))
+    request = replay_request(recorded, ["rollout.temperature=0.8", "train.seed=5"])
+    assert request.overrides == ["rollout.temperature=0.8", "train.seed=5"] and request.seed is None
+    kept = replay_request(recorded, ["actor.adam.lr=2e-6"])
+    assert kept.overrides == ["rollout.temperature=0.9", "actor.adam.lr=2e-6"] and kept.seed == 3
+
+
+def test_a_replay_keeps_the_run_length_unless_steps_change_it(recorded_run):
+    out, _ = recorded_run
+    recorded = read_recorded(str(out))
+    assert plan_training(replay_request(recorded, [])).infotime["rl_steps"] == 7
+    again = str(out.parent / "again")
+    result = runner.invoke(
+        app, ["train", "--replay", str(out), "--dry-run", "--output-dir", again, "--steps", "9"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "--infotime.rl_steps 9" in result.output

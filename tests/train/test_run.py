@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import pytest
@@ -21,13 +22,16 @@ METHODS = ["infoppo", "ppo", "dapo", "dapo-ft", "info-gae", "info-clip"]
 
 
 def dry_run(*args: str) -> str:
-    result = runner.invoke(app, ["train", "--dry-run", *args])
+    """A dry run's output; without a choice of benchmarks, with the in-training eval off (the AIME
+    sets are not cached on a test machine, and a dry run checks that they load)."""
+    chosen = ["--eval-bench", "none"] if "--eval-bench" not in args else []
+    result = runner.invoke(app, ["train", "--dry-run", *args, *chosen])
     assert result.exit_code == 0, result.output
     return result.output
 
 
 def test_every_preset_is_offered():
-    assert preset_names() == sorted(PRESETS)
+    assert preset_names() == sorted([*PRESETS, "tiny-cpu"])
     result = runner.invoke(app, ["presets"])
     assert result.exit_code == 0
     for name in PRESETS + METHODS:
@@ -81,17 +85,31 @@ def test_dry_run_plan_shows_schedule_shape_and_scope(preset, method, tmp_path):
     rows = dict(summary_rows(plan_training(TrainRequest(preset=preset, method=method, data=str(data)))))
     assert rows["actor lr / schedule"] == "1e-06 / constant_with_warmup"
     assert rows["actor warm-up"].startswith("10 RL steps = ")
-    assert "responses per RL step" in rows["step shape"] and "per GPU" in rows["micro-batching"]
+    assert "responses per RL step" in rows["step shape"] and "per GPU" in rows["micro-batch (training pool)"]
+    assert rows["RL steps"] == f"1050 (preset {preset})"  # every method of a preset: one axis
+    assert rows["eval at steps"] == "0, 5, 10, 15, 20, 25, ..., 1050 (211 points)"
+    assert (
+        rows["checkpoints"].startswith("at steps 5, 10, ")
+        and "the best by the mean Mean@k" in rows["checkpoints"]
+    )
     if method in ("dapo", "dapo-ft"):
         assert rows["step shape"].startswith("512 prompts x 16 responses")
         assert rows["actor warm-up"].startswith("10 RL steps = 160 optimizer steps")
+        assert rows["reward values"] == "+1 correct, -1 otherwise (signed), plus the overlong penalty"
+        assert rows["AdamW betas"] == "(0.9, 0.999) (verl)"
+        assert rows["dynamic sampling"] == "keep groups whose mean score is strictly inside (0, 1)"
+        assert rows["passes over the data"].startswith("up to 317 (train.num_episodes)")
         assert "cannot express DAPO's generation batch of 3x" in rows["not expressible"]
+        # the official pool: 8 GPUs' token budgets gathered by ring attention
+        max_len = (12288 if preset == "qwen3-14b" else 10240) + 1024
+        assert rows["micro-batch (training pool)"].startswith(f"up to {8 * max_len:,} tokens")
     else:
         assert rows["critic lr / schedule"] == "2e-06 / constant, no warm-up"
+        assert rows["reward values"] == "+1 correct, +0 otherwise (binary)"
+        assert rows["AdamW betas"] == "(0.9, 0.95) (openrlhf)"
+        assert rows["passes over the data"].startswith("4 (train.num_episodes)")
     if method == "dapo-ft":
-        assert rows["policy-loss tokens"].startswith(
-            "top 20% of current-policy entropy per token-packed micro-batch of <= "
-        )
+        assert rows["policy-loss tokens"].startswith("top 20% of current-policy entropy per micro-batch")
 
 
 def test_dry_run_prints_one_flag_per_line_and_scales_layout():
@@ -117,9 +135,10 @@ def test_options_and_set_override_the_preset(tmp_path):
     ]
     for flag in expected:
         assert flag in out
-    # 1280 prompts x 4 samples / 128 per optimizer step = 40 optimizer steps; one RL step (64 prompts
-    # x 4) is 2 optimizer steps, so 10 warm-up RL steps are 20 optimizer steps: ratio 0.5
-    assert "--actor.lr_warmup_ratio 0.5" in out
+    # one RL step (64 prompts x 4) is 2 optimizer steps of 128 responses; 1050 RL steps are 2100, and
+    # 10 warm-up RL steps are 20 optimizer steps: ratio 20 / 2100
+    ratio = float(out.split("--actor.lr_warmup_ratio ")[1].split()[0])
+    assert math.ceil(2100 * ratio) == 20 and "--train.num_episodes 53" in out
 
 
 @pytest.mark.parametrize(
@@ -128,7 +147,7 @@ def test_options_and_set_override_the_preset(tmp_path):
         (["--preset", "qwen3-99b"], "unknown preset 'qwen3-99b'; choose one of: llama-3.2-3b-instruct"),
         (["--preset", "qwen3-4b", "--method", "grpo"], "unknown method 'grpo'; choose one of: infoppo, ppo"),
         (["--preset", "qwen3-4b", "--gamma", "1.5"], "--gamma must be in (0.0, 1.0]"),
-        (["--preset", "qwen3-4b", "--lambd", "-1"], "--lambd must be in [0.0, 1.0]"),
+        (["--preset", "qwen3-4b", "--lambd", "-1"], "--lambda must be in [0.0, 1.0]"),
         (["--preset", "qwen3-4b", "--eps-low-info", "-2"], "eps_low must be a finite number >= 0"),
         (
             ["--preset", "qwen3-4b", "--data", "/nonexistent/prompts.jsonl"],
@@ -146,7 +165,7 @@ def test_options_and_set_override_the_preset(tmp_path):
             ["--preset", "qwen3-4b", "--method", "info-gae", "--eps-low-info", "3"],
             "adaptive clip, not info-gae",
         ),
-        (["--preset", "qwen3-4b", "--methods-file", "nope.toml"], "methods file nope.toml not found"),
+        (["--preset", "qwen3-4b", "--methods-file", "nope.toml"], "methods file nope.toml: no such file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
@@ -155,6 +174,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert message in str(result.exception) and "\n" not in str(result.exception)
 
 
+@pytest.mark.slow
 def test_console_script_prints_one_line_and_exits_2():
     done = run_infoppo("train", "--preset", "nope", "--dry-run")
     assert done.returncode == 2
@@ -162,11 +182,19 @@ def test_console_script_prints_one_line_and_exits_2():
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_no_gpu_exits_1_and_points_at_dry_run(tmp_path):
-    data = tmp_path / "d.jsonl"
-    data.write_text('{"prompt": "p", "label": "1"}\n')
+    data = _prompts(tmp_path, 64)
     done = run_infoppo(
-        "train", "--preset", "qwen3-4b", "--data", str(data), "--output-dir", str(tmp_path / "run")
+        "train",
+        "--preset",
+        "qwen3-4b",
+        "--data",
+        data,
+        "--output-dir",
+        str(tmp_path / "run"),
+        "--eval-bench",
+        "none",
     )
     assert done.returncode == 1
     assert "no CUDA GPU" in done.stderr and "--dry-run" in done.stderr
@@ -174,11 +202,10 @@ def test_no_gpu_exits_1_and_points_at_dry_run(tmp_path):
 
 
 def fake_plan(tmp_path, monkeypatch, script: str, **request) -> TrainPlan:
-    data = tmp_path / "d.jsonl"
-    data.write_text('{"prompt": "p", "label": "1"}\n')
     request.setdefault("eval_bench", "none")  # no benchmark download here (offline)
+    data = _prompts(tmp_path, 64)  # one RL step's prompts
     plan = plan_training(
-        TrainRequest(preset="qwen3-4b", data=str(data), output_dir=str(tmp_path / "run"), **request)
+        TrainRequest(preset="qwen3-4b", data=data, output_dir=str(tmp_path / "run"), **request)
     )
     monkeypatch.setattr("infoppo_cli.train.run.require_gpu", lambda plan: None)
     monkeypatch.setattr(TrainPlan, "command", lambda self: [sys.executable, "-c", script])
@@ -195,7 +222,7 @@ def test_run_writes_manifest_and_refuses_to_overwrite(tmp_path, monkeypatch):
     assert saved["command"][-2:] == ["-c", "print('training')"]
     with pytest.raises(UsageError, match="already holds a run"):
         run_training(plan)
-    resumed = fake_plan(tmp_path, monkeypatch, "raise SystemExit(3)", resume=True)
+    resumed = fake_plan(tmp_path, monkeypatch, "raise SystemExit(3)", resume=True, steps=2000)
     assert "--ckpt.load_enable" in resumed.openrlhf_argv()
     assert run_training(resumed) == 3
     again = json.loads((tmp_path / "run" / "manifest.json").read_text())
@@ -206,6 +233,25 @@ def test_resume_needs_a_previous_run(tmp_path, monkeypatch):
     plan = fake_plan(tmp_path, monkeypatch, "pass", resume=True)
     with pytest.raises(UsageError, match="nothing to resume"):
         run_training(plan)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{torn", "is not a readable manifest"),
+        ('{"config": {"infotime": []}}', "manifest: config.infotime is missing, empty or not an object"),
+        ('{"config": {"infotime": {"rl_steps": 1}}, "status": 3}', "status = 3 is not a string"),
+    ],
+)
+def test_resume_of_a_malformed_manifest_names_the_file_and_the_field(tmp_path, monkeypatch, text, problem):
+    plan = fake_plan(tmp_path, monkeypatch, "pass", resume=True)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(text)
+    with pytest.raises(UsageError) as info:
+        run_training(plan)
+    assert str(info.value).startswith(f"cannot resume: {tmp_path / 'run' / 'manifest.json'} ")
+    assert problem in str(info.value) and "\n" not in str(info.value)
+    assert (tmp_path / "run" / "manifest.json").read_text() == text  # nothing written
 
 
 def test_manifest_records_versions_and_commit(tmp_path):
@@ -243,3 +289,119 @@ def test_model_option_replaces_actor_and_critic():
     out = dry_run("--preset", "qwen3-4b", "--model", "Qwen/Qwen3-0.6B-Base")
     assert "--actor.model_name_or_path Qwen/Qwen3-0.6B-Base" in out
     assert "--critic.model_name_or_path Qwen/Qwen3-0.6B-Base" in out
+
+
+def _prompts(tmp_path, count: int) -> str:
+    data = tmp_path / f"prompts-{count}.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(count)))
+    return str(data)
+
+
+def test_steps_choose_the_length_and_reach_the_trainer(tmp_path):
+    out = dry_run(
+        "--preset", "qwen3-4b", "--data", _prompts(tmp_path, 1000), "--steps", "20", "--lambda", "0.9"
+    )
+    assert "--infotime.rl_steps 20" in out and "--infotime.total_optimizer_steps 80" in out
+    assert "--train.num_episodes 2" in out and "--algo.advantage.lambd 0.9" in out  # 20 x 64 > 1000
+    assert "--infotime.eval_before" in out
+    assert "--infotime.eval_before" not in dry_run("--preset", "qwen3-4b", "--no-eval-before")
+
+
+def test_a_run_that_could_never_update_is_refused_before_launch(tmp_path):
+    result = runner.invoke(
+        app, ["train", "--preset", "qwen3-4b", "--data", _prompts(tmp_path, 10), "--dry-run"]
+    )
+    assert isinstance(result.exception, UsageError)
+    assert "10 prompt(s), fewer than one RL step (rollout.batch_size 64)" in str(result.exception)
+
+
+def test_an_eval_outside_the_run_and_a_run_inside_the_warm_up_are_warned_about(tmp_path):
+    bench = tmp_path / "aime.jsonl"
+    bench.write_text(json.dumps({"problem": "1+1?", "answer": "2"}) + "\n")
+    args = ["--data", _prompts(tmp_path, 1000), "--steps", "3", "--eval-every", "10", "--no-eval-before"]
+    out = dry_run("--preset", "qwen3-4b", *args, "--eval-bench", f"aime24={bench}")
+    assert "warning: the 10-step warm-up covers the whole 3-step run" in " ".join(out.split())
+    assert "no in-training eval falls inside the run" in " ".join(out.split())
+
+
+def test_a_dry_run_refuses_what_a_launch_would(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = _prompts(tmp_path, 1000)
+    refused = {
+        "nothing to resume": ["--resume", "--output-dir", str(tmp_path / "none"), "--eval-bench", "none"],
+        "cannot load aime24": [],  # the default in-training benchmarks, not cached on this machine
+    }
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "manifest.json").write_text("{}")
+    refused["already holds a run"] = ["--output-dir", str(tmp_path / "taken"), "--eval-bench", "none"]
+    for message, extra in refused.items():
+        result = runner.invoke(app, ["train", "--preset", "qwen3-4b", "--data", data, "--dry-run", *extra])
+        assert isinstance(result.exception, UsageError), (message, result.output)
+        assert message in str(result.exception)
+
+
+def test_a_finished_run_is_not_resumed_to_the_same_length(tmp_path, monkeypatch):
+    plan = fake_plan(tmp_path, monkeypatch, "print('training')", steps=4)
+    assert run_training(plan) == 0
+    with pytest.raises(UsageError, match="already finished its 4 RL steps"):
+        run_training(fake_plan(tmp_path, monkeypatch, "pass", steps=4, resume=True))
+    longer = fake_plan(tmp_path, monkeypatch, "pass", steps=8, resume=True)
+    assert run_training(longer) == 0 and longer.infotime["rl_steps"] == 8
+
+
+def test_a_gpu_preset_is_refused_on_the_cpu_with_its_cost(tmp_path):
+    result = runner.invoke(
+        app,
+        ["train", "--preset", "qwen3-4b", "--data", _prompts(tmp_path, 64), "--device", "cpu", "--dry-run"],
+    )
+    assert isinstance(result.exception, UsageError)
+    message = str(result.exception)
+    assert message.startswith("--device cpu cannot run with ds.packing_samples")  # the first CPU misfit
+    cpu_flags = ["ds.packing_samples", "train.colocate_all", "vllm.enable_sleep", "ds.enable_sleep"]
+    args = [arg for flag in cpu_flags for arg in ("--set", f"{flag}=false")]
+    args += ["--set", "ds.attn_implementation=sdpa"]
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "--preset",
+            "qwen3-4b",
+            "--data",
+            _prompts(tmp_path, 64),
+            "--device",
+            "cpu",
+            "--dry-run",
+            *args,
+        ],
+    )
+    assert isinstance(result.exception, UsageError)
+    assert "(4B parameters) needs about" in str(result.exception) and "hours per RL step" in str(
+        result.exception
+    )
+
+
+def test_the_tiny_cpu_preset_plans_a_cpu_run_of_its_task(task_cache):
+    from infoppo_cli.train.summary import summary_rows
+
+    plan = plan_training(TrainRequest(preset="tiny-cpu"))
+    rows = dict(summary_rows(plan))
+    assert plan.infotime["device"] == "cpu" and plan.flags["actor.model_name_or_path"] == str(
+        task_cache.model_dir
+    )
+    assert plan.data == str(task_cache.train_file) and plan.evaluation.benches == {
+        "arithmetic": str(task_cache.heldout_file)
+    }
+    assert rows["RL steps"] == "40 (preset tiny-cpu)" and rows["eval at steps"] == "0, 10, 20, 30, 40"
+    assert rows["rollout / training (--device cpu)"].startswith("infoppo's CPU rollout engine")
+    assert rows["note"].startswith("task 'arithmetic' (cached;")
+
+
+def test_dapos_ring_attention_uses_every_gpu_of_a_smaller_run(tmp_path):
+    from infoppo_cli.train.summary import summary_rows
+
+    request = TrainRequest(preset="qwen3-4b", method="dapo-ft", data=_prompts(tmp_path, 600), gpus_per_node=4)
+    plan = plan_training(request)
+    rows = dict(summary_rows(plan))
+    assert plan.flags["ds.ring_attn_size"] == 4 and plan.flags["train.max_tokens_per_gpu"] == 10240 + 1024
+    assert "ring attention over 4 GPU(s) instead of the recipe's 8: this run has 4" in rows["note"]
+    assert rows["micro-batch (training pool)"].startswith(f"up to {4 * 11264:,} tokens")

@@ -1,0 +1,56 @@
+"""Text and JSON that every reader accepts.
+
+JSON may carry a lone UTF-16 surrogate (``"\\ud800"``) that Python decodes into a ``str`` no UTF-8
+encoder will write; such text is repaired where it is read (the surrogate becomes U+FFFD, the
+replacement character), so a graded batch is never lost to an encoding error. Python's ``json`` writes
+``NaN`` and ``Infinity``, which strict parsers reject; everything evaluation writes goes through
+:func:`dumps`, which writes ``null`` for a non-finite number and refuses anything else non-standard.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (``json.loads`` pairs the valid ones)."""
+    return _LONE_SURROGATE.sub(REPLACEMENT, text) if _LONE_SURROGATE.search(text) else text
+
+
+def has_lone_surrogate(text: str) -> bool:
+    return _LONE_SURROGATE.search(text) is not None
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with non-finite floats as ``None`` and strings made valid (dict keys included)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {
+            json_safe(key) if isinstance(key, str) else key: json_safe(item) for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """Standard JSON of ``value`` (see :func:`json_safe`); ``options`` go to ``json.dumps``."""
+    import json
+
+    return json.dumps(json_safe(value), allow_nan=False, **options)
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    """Write ``value`` as indented standard JSON to ``path`` atomically."""
+    from infoppo_cli.atomic import atomic_write_text
+
+    atomic_write_text(path, dumps(value, indent=2, default=str) + "\n")

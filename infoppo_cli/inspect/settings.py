@@ -1,0 +1,102 @@
+"""What one ``infoppo inspect`` run is asked to do, declared once.
+
+Each field carries its command-line declaration (``infoppo_cli.schema.option``), from which
+``infoppo_cli.cli.options`` builds ``infoppo inspect``'s options. The clock's gamma, epsilons and
+normalisation are the ``infoppo`` method's (``presets/methods.toml``) unless given: nothing here
+repeats a paper value. This module stays light (no torch): the command line imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.schema import option
+
+METHOD = "infoppo"
+"""The method whose clock ``infoppo inspect`` shows unless told otherwise."""
+PAPER_MIN_COUNT = 100
+"""Figure 2 of the paper ranks tokens seen more than 100 times."""
+_METHODS = f"the {METHOD} method's, see `infoppo presets`"
+
+
+@dataclass(frozen=True)
+class ClockSettings:
+    """How entropies become the clock: ``norm`` mode, ``gamma`` and the adaptive clip's epsilons."""
+
+    norm: str = option(
+        MISSING, "rho normalisation: batch (over the file), global or sentence.", default_text=_METHODS
+    )
+    gamma: float = option(MISSING, "Discount gamma.", default_text=_METHODS)
+    eps_low: float = option(MISSING, "Adaptive clip epsilon_low.", "--eps-low-info", default_text=_METHODS)
+    eps_high: float = option(MISSING, "Adaptive clip epsilon_high.", "--eps-high-info", default_text=_METHODS)
+
+    def __post_init__(self) -> None:
+        from infoppo_cli import infotime
+
+        if self.norm not in infotime.NORM_MODES:
+            raise UsageError(f"--norm must be one of {', '.join(infotime.NORM_MODES)}, got {self.norm!r}")
+        try:
+            infotime.validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
+        except ValueError as exc:
+            named = str(exc).replace("gamma", "--gamma")
+            named = named.replace("eps_low", "--eps-low-info").replace("eps_high", "--eps-high-info")
+            raise UsageError(named) from None
+
+
+def method_clock(**given: Any) -> ClockSettings:
+    """The ``infoppo`` method's clock (its gamma, epsilons and normalisation, as its runs train with
+    them), with the ``given`` values in their place."""
+    from infoppo_cli.train.methods import method
+
+    chosen = method(METHOD)
+    settings = {
+        "gamma": float(chosen.flag("algo.advantage.gamma")),
+        "eps_low": float(chosen.infotime["eps_low_info"]),
+        "eps_high": float(chosen.infotime["eps_high_info"]),
+        "norm": str(chosen.infotime["norm"]),
+    }
+    return ClockSettings(**{**settings, **given})
+
+
+@dataclass(frozen=True)
+class InspectSettings:
+    """Everything ``infoppo inspect`` was asked to do."""
+
+    model: str = option(MISSING, "Model directory or Hugging Face id.", required=True)
+    responses: str = option(
+        MISSING,
+        "An `infoppo eval` samples.jsonl, or any JSONL with prompt and response (and id).",
+        required=True,
+        cli_type=Path,
+    )
+    compare: str | None = option(
+        None, "A second model (same tokenizer): its clock and per-token drift.", default_text=""
+    )
+    template: str = option(
+        "dapo", "Prompt template: dapo, boxed or raw.", default_text="the eval run's, else dapo"
+    )
+    clock: ClockSettings | None = None
+    """``None``: the ``infoppo`` method's (:func:`method_clock`)."""
+    min_count: int | None = option(
+        None,
+        "Figure 2: count tokens seen at least this often.",
+        default_text=f"{PAPER_MIN_COUNT}, the paper's, lowered on a small file, which is then said",
+    )
+    """Figure 2's threshold; None: the paper's 100, lowered on a small file (``figure_min_count``)."""
+    top: int = option(100, "Figure 2: tokens listed at each end.")
+    max_responses: int | None = option(None, "Inspect only the first N responses.", default_text="all")
+    batch_tokens: int = 8192
+
+    def __post_init__(self) -> None:
+        from infoppo_cli.data.templates import check_template
+
+        check_template(self.template)
+        for name in ("min_count", "top", "max_responses", "batch_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+        if self.clock is None:
+            object.__setattr__(self, "clock", method_clock())

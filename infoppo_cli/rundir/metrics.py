@@ -1,0 +1,103 @@
+"""``metrics.jsonl``: one JSON object per training step; its one writer's encoding and its one reader.
+
+Schema: every line is one JSON object with an integer ``step`` (the training step, counted from 1) and
+numbers only otherwise: the per-step diagnostics under the names listed in
+``infoppo_cli.openrlhf_adapter.metrics_log.STEP_METRICS`` (``reward_mean``, ``rho_mean``,
+``info_discount_mean``, ``clip_upper_mean``, ...), any other numeric entry of OpenRLHF's per-step status
+under its own name, and on steps with in-training evaluation ``eval_<bench>_pass1`` (a fraction) and
+``eval_<bench>`` (mean accuracy in percent). A metric that is not finite is data (a diverged run) and is
+kept: standard JSON has no NaN, so it is written as the string ``"NaN"``, ``"Infinity"`` or
+``"-Infinity"`` (:func:`metrics_line`); readers also take the bare ``NaN``/``Infinity`` that Python's
+``json`` writes by default, and ``null``, as not finite (:func:`metric_number`). The trainer appends the
+lines to an append-only log (:mod:`infoppo_cli.records.jsonl`: fsynced, one torn-line policy); after a
+``--resume`` a step can appear twice, and the later line wins field by field. A torn last line (a crash
+mid-write) or a damaged line is skipped and counted; a line without ``step`` takes its line number as the
+step (and is counted, so a reader can say so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from infoppo_cli.records import iter_jsonl
+
+_NON_FINITE_NAMES = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def _encoded(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else _NON_FINITE_NAMES[value]
+    return value
+
+
+def metrics_line(record: dict[str, Any]) -> str:
+    """One step's line (without its newline): standard JSON, a non-finite value written as text."""
+    return json.dumps({key: _encoded(value) for key, value in record.items()}, allow_nan=False)
+
+
+@dataclass
+class MetricsLog:
+    """A parsed ``metrics.jsonl``: one record per step, sorted by step (see the module's schema)."""
+
+    records: list[dict[str, Any]]
+    malformed_lines: list[int] = field(default_factory=list)
+    """Line numbers that are not JSON objects (a torn last line after a crash, for one)."""
+    stepless_lines: list[int] = field(default_factory=list)
+    """Line numbers without an integer ``step``: their line number was used as the step."""
+
+
+def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
+    """Read a ``metrics.jsonl``; for a repeated step, later lines win field by field."""
+    by_step: dict[int, dict[str, Any]] = {}
+    log = MetricsLog(records=[])
+    for line in iter_jsonl(path):
+        if line.record is None:
+            log.malformed_lines.append(line.number)
+            continue
+        record = line.record
+        step = record.get("step")
+        if isinstance(step, bool) or not isinstance(step, int):
+            log.stepless_lines.append(line.number)
+            record = {**record, "step": line.number}
+        by_step[record["step"]] = {**by_step.get(record["step"], {}), **record}
+    log.records = [by_step[step] for step in sorted(by_step)]
+    return log
+
+
+def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The step records of a ``metrics.jsonl`` (see :func:`read_metrics_log`)."""
+    return read_metrics_log(path).records
+
+
+_NON_FINITE_TEXT = {
+    "nan": math.nan,
+    "infinity": math.inf,
+    "inf": math.inf,
+    "-infinity": -math.inf,
+    "-inf": -math.inf,
+}
+
+
+def metric_number(value: Any) -> float | None:
+    """A metric's value as a float, non-finite ones included: a JSON number (``NaN``/``Infinity`` as
+    Python's ``json`` reads them), one of the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (any
+    case; ``"inf"`` too), or ``null`` (a value that was not a number: NaN). ``None`` for anything else
+    (a bool, other text, a list), which is not a metric."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond float's range
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, str):
+        return _NON_FINITE_TEXT.get(value.strip().lower().lstrip("+"))
+    return None

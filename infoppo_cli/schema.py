@@ -1,0 +1,209 @@
+"""What infoppo's inputs look like, declared once, and how a bad one is reported.
+
+* Command-line options: a settings dataclass declares each option on its field (:func:`option`: flags,
+  help, the default shown, whether it is part of the run's identity); ``infoppo_cli.cli.options``
+  turns the fields into Typer options, so a command's ``--help``, its settings object and its resume
+  check come from one declaration.
+* Data files (presets, methods, benchmarks): a TOML file is read by :func:`read_toml` and checked by
+  a pydantic model that refuses unknown keys (:func:`checked`); every problem is one line that names
+  the file, the table and the key (:func:`file_problem`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+
+# --------------------------------------------------------------------------- command-line options
+
+
+def option(
+    default: Any,
+    help: str,
+    *flags: str,
+    identity: bool = False,
+    default_text: str | None = None,
+    cli_type: type | None = None,
+    required: bool = False,
+    default_factory: Any = dataclasses.MISSING,
+) -> Any:
+    """A settings field with its command-line declaration (read by ``infoppo_cli.cli.options``).
+
+    ``default``: the field's default (``dataclasses.MISSING``: none, the caller gives it);
+    ``flags``: the option's names (default ``--<field-name>``; ``--x/--no-x`` for a switch that can
+    be turned off); ``identity``: samples drawn with another value cannot be mixed into the same
+    output; ``default_text``: what ``--help`` shows as the default when it is not simply ``default``;
+    ``cli_type``: the type on the command line when it differs; ``required``: the command line must
+    give it; ``default_factory``: a mutable default (a list).
+    """
+    cli = {
+        "help": help,
+        "flags": flags,
+        "default_text": default_text,
+        "cli_type": cli_type,
+        "required": required,
+    }
+    metadata = {"cli": cli, "identity": identity}
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def declaration(field: dataclasses.Field[Any]) -> dict[str, Any] | None:
+    """The command-line declaration of ``field``, or ``None`` for a field that is no option."""
+    return field.metadata.get("cli")
+
+
+def flags_of(field: dataclasses.Field[Any]) -> tuple[str, ...]:
+    """Every spelling of ``field``'s option: ``("--lambda", "--lambd")``, ``("--eval-before",
+    "--no-eval-before")``."""
+    cli = declaration(field) or {}
+    names = cli.get("flags") or ("--" + field.name.replace("_", "-"),)
+    return tuple(spelling for name in names for spelling in name.split("/"))
+
+
+def option_fields(settings_cls: type) -> dict[str, str]:
+    """``{flag: field name}`` for every spelling of every declared option of ``settings_cls``."""
+    return {
+        flag: field.name
+        for field in dataclasses.fields(settings_cls)
+        if declaration(field) is not None
+        for flag in flags_of(field)
+    }
+
+
+def identity_fields(settings_cls: type) -> tuple[str, ...]:
+    """The fields declared with ``identity=True``, in order."""
+    return tuple(f.name for f in dataclasses.fields(settings_cls) if f.metadata.get("identity"))
+
+
+# --------------------------------------------------------------------------- data files
+
+
+def read_toml(path: str | Path, what: str) -> dict[str, Any]:
+    """A TOML file as a dict; a missing, unreadable or malformed file is one :class:`UsageError`
+    that starts with ``what`` and the path (``"methods file x.toml: no such file"``)."""
+    path = Path(path)
+    shown = f"{what} {path}" if what else str(path)
+    if not path.is_file():
+        raise UsageError(f"{shown}: no such file" if not path.exists() else f"{shown} is not a file")
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{shown}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
+
+
+_NO_VALUE = object()
+
+
+def file_problem(source: str, where: Sequence[Any], problem: str, value: Any = _NO_VALUE) -> UsageError:
+    """The one error style of the data files: ``SOURCE: [TABLE] KEY PROBLEM, got VALUE``.
+
+    ``where`` is the path of the key in the file (``("m", "openrlhf", "actor.adam.lr")``): every part
+    but the last names the table (none for a top-level key); ``value``, when given, is shown unless
+    ``problem`` already says what was found."""
+    *tables, key = [str(part) for part in where] or [""]
+    table = f"[{'.'.join(tables)}]" if tables else ""
+    found = "" if value is _NO_VALUE or "got " in problem else f", got {_shown(value)}"
+    return UsageError(f"{source}: " + " ".join(part for part in (table, key, problem) if part) + found)
+
+
+def _shown(value: Any) -> str:
+    """A value as TOML writes it where that differs from Python (``true``, ``inf``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value) if isinstance(value, float) else repr(value)
+
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "text",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "a table",
+    "model": "a table",
+}
+
+
+def _phrase(error: Mapping[str, Any], known: Sequence[str]) -> tuple[str, Any]:
+    """Our words for one pydantic error, and the value to show (or :data:`_NO_VALUE`)."""
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input", _NO_VALUE)
+    if kind == "missing":
+        return "is missing", _NO_VALUE
+    if kind == "extra_forbidden":
+        return f"is not a known key (known: {', '.join(known)})", _NO_VALUE
+    if kind == "literal_error":
+        return f"must be {str(ctx.get('expected', '')).replace(chr(39), '')}", value
+    if kind in ("greater_than_equal", "greater_than"):
+        sign = ">=" if kind == "greater_than_equal" else ">"
+        limit = ctx.get("ge", ctx.get("gt"))
+        noun = "an integer" if isinstance(value, int) else "a number"
+        return f"must be {noun} {sign} {limit}", value
+    if kind == "string_too_short":
+        return "must be a non-empty string", value
+    if kind == "value_error":
+        return str(ctx.get("error", error.get("msg", ""))), value
+    expected = kind.split("_")[0]
+    return f"must be {_TYPE_WORDS.get(expected, expected)}", value
+
+
+_FIRST = {"extra_forbidden": 0, "missing": 1}
+
+
+def checked(model: Any, document: Any, source: str, where: Sequence[str] = ()) -> Any:
+    """``document`` validated by the pydantic ``model``; the first problem is a :class:`UsageError`
+    in :func:`file_problem`'s style (``where``: the table ``document`` is in)."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        # an unknown key first (often the misspelling of a missing one), then a missing key
+        error = min(errors, key=lambda e: _FIRST.get(e["type"], len(_FIRST)))
+        location = [*where, *(part for part in error["loc"] if part != "__root__")]
+        problem, value = _phrase(error, _known_keys(model, error["loc"]))
+        raise file_problem(source, location, problem, value) from None
+
+
+def _known_keys(model: Any, loc: Sequence[Any]) -> list[str]:
+    """The keys of the table at ``loc[:-1]`` in ``model``'s document, for an unknown-key message."""
+    current = model
+    for part in loc[:-1]:
+        current = _inner(current, part)
+    fields = getattr(current, "model_fields", None) or {}
+    return [info.alias or name for name, info in fields.items()]
+
+
+def _inner(kind: Any, part: Any) -> Any:
+    """The type of the value at key ``part`` of a value of type ``kind`` (a model or a dict)."""
+    fields = getattr(kind, "model_fields", None) or {}
+    if "root" in fields and part not in fields:  # a RootModel: its root holds the keys
+        kind, fields = _unwrap(fields["root"].annotation), {}
+    by_key = {info.alias or name: info for name, info in fields.items()}
+    if part in by_key:
+        return _unwrap(by_key[part].annotation)
+    if typing.get_origin(kind) in (dict, Mapping):
+        return _unwrap(typing.get_args(kind)[1])
+    return kind
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` and ``Annotated[X, ...]`` as ``X``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        annotation = members[0] if len(members) == 1 else annotation
+    return annotation

@@ -1,0 +1,106 @@
+"""What one ``infoppo sweep`` is asked to do, declared once.
+
+Each field of :class:`SweepRequest` carries its command-line declaration (``infoppo_cli.schema.option``),
+from which ``infoppo_cli.cli.options`` builds ``infoppo sweep``'s options (the SLURM options are
+:class:`~infoppo_cli.sweep.slurm.SlurmSettings`' fields). Where the runs go is checked here, before
+anything is planned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.schema import option
+from infoppo_cli.sweep.kinds import KINDS, Value
+
+LAUNCHERS = ("local", "ray", "slurm")
+
+
+def _spelled(value: Value) -> str:
+    if isinstance(value, tuple):
+        return ":".join(f"{v:g}" for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def paper_grids() -> str:
+    """Each sweep kind's default grid, spelled as ``--values`` takes it."""
+    grids = {name: kind.defaults for name, kind in KINDS.items() if kind.defaults != ((),)}
+    return "; ".join(f"{name}: {','.join(map(_spelled, grid))}" for name, grid in grids.items())
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """The options of ``infoppo sweep`` (its kind is an argument; its SLURM options are
+    ``SlurmSettings``; options it does not know go to every ``infoppo train``)."""
+
+    preset: str = option("qwen3-4b", "Model preset of every run.", "--preset")
+    values: list[str] | None = option(
+        None,
+        "Grid values, comma-separated; clip takes EPS_LOW:EPS_HIGH pairs.",
+        default_text=f"the paper's grid, {paper_grids()}",
+    )
+    time: str | None = option(
+        None,
+        "Arms, comma-separated: info (InfoPPO) and/or token (PPO with the same gamma/lambda); for "
+        "components any of ppo, info-gae, info-clip, infoppo; for methods any of infoppo, ppo, dapo, "
+        "dapo-ft.",
+        default_text="info,token for gamma and lambda; info for clip and norm; all four for components "
+        "and methods",
+    )
+    seeds: int = option(1, "Run seeds 1..N of every grid point.")
+    out: Path | None = option(None, "Sweep directory.", default_text="sweeps/KIND-PRESET")
+    launcher: str | None = option(
+        None,
+        "Where runs go: local (one after another), ray (Ray jobs at --address) or slurm (a SLURM job "
+        "per run via submitit).",
+        default_text="ray with --address, else local",
+        cli_type=Literal[LAUNCHERS],
+    )
+    address: str | None = option(
+        None,
+        "Ray dashboard address (e.g. http://HEAD:8265): submit each run as a Ray job there.",
+        default_text="",
+    )
+    max_parallel: int | None = option(
+        None, "Ray or SLURM: at most N runs at once.", default_text="1 on Ray, every run on SLURM"
+    )
+    eval_bench: str | None = option(
+        None,
+        "After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25.",
+        default_text="",
+    )
+    retry_failed: bool = option(False, "Run the sweep's failed runs again.", "--retry-failed")
+    force_new_grid: bool = option(
+        False, "Run another grid in a sweep directory that holds one (adds its runs).", "--force-new-grid"
+    )
+
+    def __post_init__(self) -> None:
+        if self.launcher is not None and self.launcher not in LAUNCHERS:
+            raise UsageError(f"unknown --launcher {self.launcher!r}; choose one of: {', '.join(LAUNCHERS)}")
+        chosen = self.chosen_launcher
+        if self.max_parallel is not None and self.max_parallel < 1:
+            raise UsageError(f"--max-parallel must be >= 1, got {self.max_parallel}")
+        if chosen == "ray" and not self.address:
+            raise UsageError("--launcher ray needs --address (the Ray dashboard, e.g. http://HEAD:8265)")
+        if chosen != "ray" and self.address:
+            raise UsageError(f"--address is for --launcher ray, not {chosen}")
+        if self.max_parallel not in (None, 1) and chosen == "local":
+            raise UsageError(
+                "--max-parallel needs --address or --launcher slurm: local runs go one after another"
+            )
+
+    @property
+    def chosen_launcher(self) -> str:
+        """``--launcher``, else ray with ``--address``, else local."""
+        return self.launcher or ("ray" if self.address else "local")
+
+    def out_dir(self, kind: str) -> Path:
+        """``--out``, else ``sweeps/KIND-PRESET``."""
+        return self.out if self.out is not None else Path("sweeps") / f"{kind}-{self.preset}"
+
+    def parallel(self, runs: int) -> int:
+        """Runs at once: ``--max-parallel``, else every run on SLURM and one elsewhere."""
+        return self.max_parallel or (runs if self.chosen_launcher == "slurm" else 1)

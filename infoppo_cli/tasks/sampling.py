@@ -1,0 +1,105 @@
+"""Sampling the tiny model on held-out problems and grading what it writes with infoppo's grader.
+
+This is how the warm start's accuracy is measured: batched ``generate`` with left padding, the chat
+template as in training, temperature 1.0 and top-p 1 (or greedy), and each response judged by
+:func:`infoppo_cli.grading.grade` against the problem's gold answer, as the training reward judges it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.grading import grade
+from infoppo_cli.tasks.arithmetic import Problem
+from infoppo_cli.tasks.tokenizer import chat_prompt
+
+MAX_NEW_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Generated responses (decoded with their special tokens) and their lengths in tokens."""
+
+    texts: list[str]
+    lengths: list[int]
+    finished: list[bool]
+    """Whether each response ended with ``<|im_end|>`` within the token budget."""
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """How often sampled responses to held-out problems grade correct."""
+
+    accuracy: float
+    responses: int
+    mean_tokens: float
+    finished_share: float
+    seconds: float
+
+
+def sample(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    temperature: float = 1.0,
+    seed: int = 0,
+    max_new_tokens: int = MAX_NEW_TOKENS,
+    batch_size: int = 256,
+) -> Samples:
+    """One response per prompt (DAPO-templated prompt text, without the chat wrapping); ``temperature``
+    0 is greedy. The same seed gives the same responses on the same machine."""
+    import torch
+
+    texts: list[str] = []
+    lengths: list[int] = []
+    finished: list[bool] = []
+    eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
+    started = time.monotonic()
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(seed)
+        for start in range(0, len(prompts), batch_size):
+            chunk = [chat_prompt(tokenizer, prompt) for prompt in prompts[start : start + batch_size]]
+            tokenizer.padding_side = "left"
+            encoded = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+            options = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
+            output = model.generate(
+                **encoded,
+                max_new_tokens=max_new_tokens,
+                eos_token_id=eos,
+                pad_token_id=pad,
+                **(options if temperature > 0 else {"do_sample": False}),
+            )
+            for row in output[:, encoded["input_ids"].shape[1] :].tolist():
+                ended = eos in row
+                kept = row[: row.index(eos) + 1] if ended else [t for t in row if t != pad]
+                texts.append(tokenizer.decode(kept, skip_special_tokens=False))
+                lengths.append(len(kept))
+                finished.append(ended)
+    return Samples(texts, lengths, finished, time.monotonic() - started)
+
+
+def heldout_accuracy(
+    model: Any,
+    tokenizer: Any,
+    problems: Sequence[Problem],
+    temperature: float = 1.0,
+    samples_per_problem: int = 1,
+    seed: int = 0,
+) -> Accuracy:
+    """The share of sampled responses that :func:`infoppo_cli.grading.grade` marks correct."""
+    repeated = [problem for problem in problems for _ in range(samples_per_problem)]
+    drawn = sample(model, tokenizer, [render_prompt(p.text, "dapo") for p in repeated], temperature, seed)
+    correct = sum(grade(text, str(p.answer)).correct for text, p in zip(drawn.texts, repeated, strict=True))
+    count = len(repeated)
+    return Accuracy(
+        accuracy=correct / count,
+        responses=count,
+        mean_tokens=sum(drawn.lengths) / count,
+        finished_share=sum(drawn.finished) / count,
+        seconds=drawn.seconds,
+    )

@@ -1,0 +1,96 @@
+"""Where a run trains: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (infoppo's CPU rollout engine
+and training strategy, ``openrlhf_adapter/cpu``). A CPU run is for tiny models: a plan that would not
+fit this machine's memory, or would take hours per step, is refused before anything starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+
+CPU_FLOPS_PER_CORE = 2e10
+"""Sustained float32 matmul throughput of one core, for the estimate (a modern x86 core with AVX2)."""
+CPU_STEP_LIMIT_S = 3600.0
+TRAIN_BYTES_PER_PARAM = 16
+"""fp32 weights, gradients and AdamW's two moments."""
+CPU_INCOMPATIBLE = {
+    "ds.packing_samples": "packing needs flash-attn's CUDA kernels",
+    "train.dynamic_batch_enable": "dynamic batching packs samples (flash-attn's CUDA kernels)",
+    "train.colocate_all": "the hybrid engine shares GPUs between vLLM and DeepSpeed",
+    "vllm.enable_sleep": "vLLM's sleep mode needs vLLM",
+    "ds.enable_sleep": "DeepSpeed's offload between phases needs CUDA",
+    "ds.adam_offload": "DeepSpeed's CPU Adam offload is for GPU runs",
+}
+
+
+@dataclass(frozen=True)
+class CpuCost:
+    """Rough memory and time of one RL step on this machine's CPU."""
+
+    params: float
+    memory_bytes: float
+    step_seconds: float
+
+
+def cpu_cost(params: float, flags: dict[str, Any], with_critic: bool) -> CpuCost:
+    """Memory: actor (and critic) trained with AdamW in fp32 plus the rollout engine's copy. Time:
+    2 FLOPs per parameter per token to generate and to score the old policy (and the critic), 6 to
+    train, over every token of one RL step's responses."""
+    import os
+
+    models = 2 if with_critic else 1
+    memory = params * (TRAIN_BYTES_PER_PARAM * models + 4)
+    responses = int(flags["rollout.batch_size"]) * int(flags["rollout.n_samples_per_prompt"])
+    tokens = responses * int(flags["data.max_len"])
+    epochs = int(flags.get("train.max_epochs", 1))
+    flops = params * tokens * (2 + 2 * models + 6 * models * epochs)
+    return CpuCost(params, memory, flops / (CPU_FLOPS_PER_CORE * (os.cpu_count() or 1)))
+
+
+def _total_memory() -> float:
+    import psutil
+
+    return float(psutil.virtual_memory().total)
+
+
+def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCost | None:
+    """Refuse a CPU run this machine cannot hold or finish (one line, with the estimate), and the flags
+    a CPU run cannot honour; returns the estimate for the plan."""
+    if device != "cpu":
+        return None
+    from infoppo_cli.openrlhf_adapter.checkpoints import model_parameters
+
+    for flag, why in CPU_INCOMPATIBLE.items():
+        if flags.get(flag):
+            raise UsageError(f"--device cpu cannot run with {flag}: {why}; drop it (--set {flag}=false)")
+    if int(flags.get("ds.ring_attn_size", 1)) > 1:
+        raise UsageError(
+            "--device cpu cannot run ring attention (ds.ring_attn_size > 1): it needs flash-attn"
+        )
+    if "flash_attention" in str(flags.get("ds.attn_implementation", "flash_attention_2")):
+        raise UsageError(
+            "--device cpu needs --set ds.attn_implementation=sdpa (flash-attn has no CPU kernels)"
+        )
+    model = str(flags["actor.model_name_or_path"])
+    params = model_parameters(model)
+    if params is None:
+        raise UsageError(f"--device cpu: cannot tell the size of {model}; CPU runs are for tiny local models")
+    cost = cpu_cost(params, flags, with_critic)
+    memory = _total_memory()
+    if cost.memory_bytes > 0.8 * memory or cost.step_seconds > CPU_STEP_LIMIT_S:
+        raise UsageError(
+            f"--device cpu: {model} ({params / 1e9:.3g}B parameters) needs about "
+            f"{cost.memory_bytes / 2**30:,.0f} GiB (this machine has {memory / 2**30:,.0f}) and about "
+            f"{cost.step_seconds / 3600:,.1f} hours per RL step here; CPU runs are for tiny models "
+            "(--preset tiny-cpu), train this one on GPUs"
+        )
+    return cost
+
+
+def describe_cost(cost: CpuCost) -> str:
+    """The plan's line for a CPU run."""
+    return (
+        f"CPU: {cost.params / 1e6:.2f}M parameters, about {cost.memory_bytes / 2**20:,.0f} MiB for the "
+        f"models, at most ~{cost.step_seconds:,.0f} s of arithmetic per RL step at full length"
+    )

@@ -1,0 +1,102 @@
+"""What ``infoppo train`` is asked to do, declared once.
+
+Each field of :class:`TrainRequest` carries its command-line declaration (``infoppo_cli.schema.option``):
+``infoppo_cli.cli.options`` builds ``infoppo train``'s options and ``--help`` from it, a sweep builds a
+request per run from the same fields, and ``--replay`` rebuilds one from a run's manifest. Defaults
+that belong to a preset or a method (gamma, lambda, the clip's epsilons, the normalisation, the RL
+steps, ...) are ``None`` here, "the preset's" or "the method's": ``presets/*.toml`` and
+``presets/methods.toml`` hold them (``infoppo presets`` lists them). This module stays light: the
+command line imports it to build its options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass
+from typing import Literal
+
+from infoppo_cli.rundir import DEFAULT_RUN_DIR_TEXT
+from infoppo_cli.schema import option
+from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
+
+DEFAULT_DATA = "data/dapo-math-17k.jsonl"
+DEFAULT_METHOD = "infoppo"
+DEFAULT_SEED = 42
+NORM_CHOICES = Literal["global", "batch", "sentence"]
+"""``infotime.NORM_MODES`` as a command-line choice (infotime imports torch, which the command line
+does not load to show its options; ``tests/train/test_request.py`` checks that the two agree)."""
+_METHODS = "the method's; see `infoppo presets`"
+
+
+@dataclass
+class TrainRequest:
+    """What the user asked for on the command line (``None`` means: the preset's or the method's)."""
+
+    preset: str = option(
+        MISSING, "Model preset (see `infoppo presets`) or a preset file FILE.toml.", "--preset", "-p"
+    )
+    method: str = option(
+        DEFAULT_METHOD, "Training method (see `infoppo presets`), or one of --methods-file's."
+    )
+    methods_file: str | None = option(
+        None, "A TOML file of more methods, in presets/methods.toml's schema.", default_text=""
+    )
+    model: str | None = option(
+        None, "Another model (HF id or path) with the preset's settings.", default_text="the preset's"
+    )
+    data: str | None = option(
+        None,
+        "Prompt JSONL from `infoppo data prep`.",
+        default_text=f"{DEFAULT_DATA}, or the preset's task",
+    )
+    output_dir: str | None = option(None, "Run directory.", default_text=DEFAULT_RUN_DIR_TEXT)
+    gamma: float | None = option(None, "Discount gamma in (0, 1].", default_text=_METHODS)
+    lambd: float | None = option(None, "GAE lambda in [0, 1].", "--lambda", "--lambd", default_text=_METHODS)
+    eps_low_info: float | None = option(None, "Adaptive-clip eps_low >= 0.", default_text=_METHODS)
+    eps_high_info: float | None = option(None, "Adaptive-clip eps_high >= 0.", default_text=_METHODS)
+    norm: str | None = option(
+        None, "Entropy normalisation for rho.", default_text=_METHODS, cli_type=NORM_CHOICES
+    )
+    seed: int | None = option(
+        None,
+        "Random seed >= 0, OpenRLHF's --train.seed.",
+        default_text=f"--set train.seed if given, else {DEFAULT_SEED}",
+    )
+    address: str | None = option(
+        None, "Join this Ray cluster instead of starting a local Ray.", default_text=""
+    )
+    nodes: int | None = option(None, "Nodes to train on.", default_text="the preset's")
+    gpus_per_node: int | None = option(None, "GPUs per node.", default_text="the preset's")
+    resume: bool = option(False, "Continue the run in --output-dir from its checkpoint.", "--resume")
+    overrides: list[str] = option(
+        None,
+        "Any OpenRLHF flag, KEY=VALUE with OpenRLHF's dotted name (repeatable): --set rollout.batch_size=32",
+        "--set",
+        default_factory=list,
+    )
+    eval_bench: str | None = option(
+        None,
+        "In-training eval benchmarks; NAME=FILE for a local copy, none: off.",
+        default_text=f"{','.join(DEFAULT_BENCHES)}, or the preset's task",
+    )
+    """In-training eval (``train/eval_set.py``): None = AIME24 and AIME25; ``none`` switches it off."""
+    eval_every: int | None = option(
+        None, "Evaluate every N RL steps.", default_text=f"the preset's eval_every, {DEFAULT_EVERY}"
+    )
+    eval_samples: int | None = option(None, "Samples per problem: Mean@k.", default_text=str(DEFAULT_SAMPLES))
+    steps: int | None = option(
+        None, "RL steps of the run.", default_text="the preset's, the same for every method"
+    )
+    eval_before: bool = option(
+        True,
+        "Evaluate the base model before the first update (step 0), as the reference scripts do.",
+        "--eval-before/--no-eval-before",
+        default_text="--eval-before",
+    )
+    device: str | None = option(
+        None,
+        "cuda (vLLM + DeepSpeed) or cpu (infoppo's CPU engine and strategy; tiny models).",
+        default_text="the preset's",
+    )
+    benches_file: str | None = option(
+        None, "A TOML file of more benchmarks for --eval-bench (benchmarks.toml's schema).", default_text=""
+    )

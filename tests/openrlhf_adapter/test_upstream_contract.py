@@ -1,0 +1,401 @@
+"""Every point where infoppo touches OpenRLHF 0.11.2's internals, asserted one by one.
+
+The adapter extends OpenRLHF without copying it: it rebinds names that OpenRLHF reads at call time,
+subclasses its classes, wraps instance methods and reads its source. Each row below states one such
+assumption as OpenRLHF's own code shows it, so that an upgrade of OpenRLHF fails here, in one file,
+with the list of what moved (``pytest tests/openrlhf_adapter/test_upstream_contract.py -q``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+from collections.abc import Callable
+
+import pytest
+
+
+def _source(obj) -> str:
+    return textwrap.dedent(inspect.getsource(obj))
+
+
+def _tree(obj) -> ast.AST:
+    return ast.parse(_source(obj))
+
+
+def _calls(obj) -> set[str]:
+    """Names called in ``obj``'s source: ``f(`` as ``f``, ``self.x.y(`` as ``self.x.y``."""
+    found = set()
+    for node in ast.walk(_tree(obj)):
+        if isinstance(node, ast.Call):
+            found.add(ast.unparse(node.func))
+    return found
+
+
+def _module_imports(module) -> dict[str, str]:
+    """``name -> module`` of the module-level ``from M import name`` statements of ``module``."""
+    tree = ast.parse(inspect.getsource(module))
+    return {
+        alias.asname or alias.name: node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def _params(function) -> list[str]:
+    """Parameter names (without the one Ray's tracing adds to actor methods)."""
+    return [name for name in inspect.signature(function).parameters if name != "_ray_trace_ctx"]
+
+
+# --------------------------------------------------------------------------- launch (rebinding)
+
+
+def train_ppo_ray_reads_the_rebound_names():
+    """``launch`` rebinds these module attributes before running ``train_ppo_ray`` with runpy, whose
+    top-level ``from ... import`` statements then pick them up."""
+    import openrlhf.cli.train_ppo_ray as cli
+
+    expected = {
+        "PolicyModelActor": "openrlhf.trainer.ray.ppo_actor",
+        "CriticModelActor": "openrlhf.trainer.ray.ppo_critic",
+        "RayActorGroup": "openrlhf.trainer.ray.launcher",
+        "create_vllm_engines": "openrlhf.trainer.ray",
+        "get_strategy": "openrlhf.utils",
+    }
+    imports = _module_imports(cli)
+    assert {name: imports.get(name) for name in expected} == expected
+
+
+def train_imports_the_trainer_at_call_time():
+    """``PPOTrainer`` is imported inside ``train()``, after ``launch`` rebound it."""
+    import openrlhf.cli.train_ppo_ray as cli
+
+    inner = [n for n in ast.walk(_tree(cli.train)) if isinstance(n, ast.ImportFrom)]
+    assert any(n.module == "openrlhf.trainer.ppo_trainer" and n.names[0].name == "PPOTrainer" for n in inner)
+
+
+def the_cli_hierarchizes_through_the_module_attribute():
+    """``launch`` wraps ``openrlhf.utils.config.hierarchize``; the ``__main__`` block imports it there."""
+    import openrlhf.cli.train_ppo_ray as cli
+
+    tree = ast.parse(inspect.getsource(cli))
+    main = next(n for n in tree.body if isinstance(n, ast.If) and "__name__" in ast.unparse(n.test))
+    names = [(n.module, a.name) for n in ast.walk(main) if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert ("openrlhf.utils.config", "hierarchize") in names and "train(args)" in ast.unparse(main)
+
+
+def the_main_block_parses_before_it_hierarchizes():
+    """``flags.openrlhf_parser`` executes the ``__main__`` block's statements up to ``parse_args``."""
+    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
+
+    parser = openrlhf_parser()
+    known = {action.dest for action in parser._actions}
+    assert {"actor.model_name_or_path", "train.num_episodes", "ckpt.best_metric_key"} <= known
+
+
+def train_passes_get_max_steps_to_the_workers():
+    """infoppo's trainer reports the planned run's optimizer steps through ``get_max_steps``."""
+    import openrlhf.cli.train_ppo_ray as cli
+
+    assert "ppo_trainer.get_max_steps.remote" in _calls(cli.train)
+
+
+# --------------------------------------------------------------------------- trainer (controller)
+
+
+def fit_draws_samples_through_generate_samples():
+    """The step budget and the rollout recorder wrap ``samples_generator.generate_samples``."""
+    from openrlhf.trainer.ppo_trainer import PPOTrainer
+
+    fit = PPOTrainer.__ray_actor_class__.fit
+    assert "self.samples_generator.generate_samples" in _calls(fit)
+    assert "self.train_step" in _calls(fit) and "self.save_logs_and_checkpoints" in _calls(fit)
+
+
+def fit_evaluates_every_eval_steps():
+    """``InfoPPOTrainer._eval_due`` mirrors upstream's condition for an evaluation after a step."""
+    from openrlhf.trainer.ppo_trainer import PPOTrainer
+
+    text = _source(PPOTrainer.__ray_actor_class__.fit)
+    assert "if global_step % self.args.eval.steps == 0 and self.eval_dataloader:" in text
+
+
+def fit_closes_only_its_trackers_after_the_loop():
+    """A run stopped at its step budget leaves upstream's loop; infoppo then does what follows it."""
+    from openrlhf.trainer.ppo_trainer import PPOTrainer
+
+    body = _tree(PPOTrainer.__ray_actor_class__.fit).body[0].body
+    loop = next(i for i, node in enumerate(body) if isinstance(node, ast.For))
+    after = "\n".join(ast.unparse(node) for node in body[loop + 1 :])
+    assert after == (
+        "if self.wandb_logger:\n    self.wandb_logger.close()\n"
+        "if self.tensorboard_logger:\n    self.tensorboard_logger.close()"
+    )
+
+
+def checkpoints_are_saved_every_save_steps():
+    """``InfoPPOTrainer._save_checkpoint_now`` saves the last step through this very condition."""
+    from openrlhf.trainer.ppo_trainer import BasePPOTrainer
+
+    text = _source(BasePPOTrainer.save_logs_and_checkpoints)
+    assert "if global_step % self.args.ckpt.save_steps == 0:" in text
+    assert "if global_step % self.args.logger.logging_steps == 0:" in text
+
+
+def the_best_checkpoint_follows_best_metric_key():
+    """The plan sets ``ckpt.best_metric_key`` to the mean over benchmarks that infoppo logs."""
+    from openrlhf.trainer.ppo_trainer import BasePPOTrainer
+
+    text = _source(BasePPOTrainer._detect_eval_metric_key)
+    assert "return self.best_eval_metric_key if self.best_eval_metric_key in eval_metrics else None" in text
+
+
+def the_experience_maker_is_built_in_the_trainer():
+    """``InfoPPOTrainer`` replaces ``self.experience_maker`` with one built from the same parts."""
+    from openrlhf.trainer.ppo_trainer import BasePPOTrainer
+    from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
+
+    assert "RemoteExperienceMaker" in _calls(BasePPOTrainer.__init__)
+    parts = ["actor_model_group", "critic_model_group", "reward_model_group", "initial_model_group"]
+    init = _params(RemoteExperienceMaker.__init__)
+    assert init[:8] == ["self", *parts, "kl_controller", "strategy", "tokenizer"]
+    text = _source(RemoteExperienceMaker.__init__)  # what InfoExperienceMaker.replacing reads back
+    assert all(f"self.{name} = " in text for name in [*parts, "kl_ctl", "strategy", "tokenizer"])
+
+
+# --------------------------------------------------------------------------- experience maker
+
+
+def the_experience_maker_has_the_overridden_methods():
+    from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker as Maker
+
+    assert _params(Maker._flatten_results) == ["self", "refs", "duplicate_factor"]
+    assert _params(Maker.make_experience) == ["self", "samples_list"]
+    assert _params(Maker.make_experience_batch) == ["self", "rollout_samples"]
+    assert _params(Maker.compute_advantages_and_returns) == ["self", "experiences"]
+    gae = ["self", "values", "rewards", "action_mask", "gamma", "lambd"]
+    assert _params(Maker.get_advantages_and_returns) == gae
+
+
+def gae_receives_the_experiences_own_values():
+    """Information-time GAE finds rho by the identity of ``experience.values``."""
+    from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker as Maker
+
+    calls = [
+        n
+        for n in ast.walk(_tree(Maker.compute_advantages_and_returns))
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == "self.get_advantages_and_returns"
+    ]
+    assert calls and all(ast.unparse(call.args[0]) == "experience.values" for call in calls)
+
+
+def the_actor_forward_results_pass_through_flatten_results():
+    """The actor workers' ``(log_probs, entropy)`` tuples are split in ``_flatten_results``."""
+    from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker as Maker
+
+    assert "self._flatten_results" in _calls(Maker.make_experience)
+
+
+def experience_fields_are_declared_with_tensor_roles():
+    """``experience_fields`` adds "step" fields, which OpenRLHF batches, splits and un-pads by role."""
+    import dataclasses
+
+    from openrlhf.trainer.ppo_utils import experience
+
+    roles = {f.name: f.metadata.get("tensor_role") for f in dataclasses.fields(experience.Experience)}
+    assert roles["action_log_probs"] == "step" and roles["rewards"] == "episode"
+    assert callable(experience.tensor_field)
+    assert "fields(Experience)" in _source(experience.split_experience_batch)
+
+
+# --------------------------------------------------------------------------- actor worker
+
+
+def the_actor_forward_copy_matches_upstream():
+    """``InfoPolicyModelActor.forward`` restates upstream's worker ``forward`` (returning the entropy
+    too): upstream's body is pinned, so a change to it is seen here and the copy is revisited."""
+    from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+
+    body = _source(PolicyModelActor.__ray_actor_class__.forward)
+    assert hashlib.sha256(body.encode()).hexdigest()[:16] == UPSTREAM_FORWARD_SHA
+
+
+def the_actor_computes_entropy_through_the_module_global():
+    """``old_policy.install_chunked_entropy`` rebinds ``openrlhf.models.actor.compute_entropy``."""
+    import openrlhf.models.actor as actor_module
+
+    assert _module_imports(actor_module).get("compute_entropy") == "utils"
+    assert "compute_entropy" in _calls(actor_module.Actor.forward)
+
+
+def training_step_calls_the_loss_and_returns_entropy():
+    """``policy_loss`` wraps ``trainer.training_step`` and ``trainer.actor_loss_fn``; DAPO-FT's mask
+    reads the training forward's ``output.entropy`` (``actor.entropy_coef`` set)."""
+    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer
+
+    assert _params(ActorPPOTrainer.training_step) == [
+        "self",
+        "experience",
+        "kl_ctl",
+        "step",
+        "loss_batch_info",
+    ]
+    assert "self.actor_loss_fn" in _calls(ActorPPOTrainer.training_step)
+    assert "return_entropy=self.args.actor.entropy_coef is not None" in _source(ActorPPOTrainer.training_step)
+    assert "self.training_step" in _calls(ActorPPOTrainer.ppo_train)
+
+
+def the_policy_loss_clamps_with_its_eps_attributes():
+    """InfoPPO's per-token bounds are set as ``clip_eps_low/high`` tensors for one call."""
+    from openrlhf.models.loss import PolicyLoss
+
+    text = _source(PolicyLoss.forward)
+    assert "ratio.clamp(1 - self.clip_eps_low, 1 + self.clip_eps_high)" in text
+
+
+def hf_copies_are_named_after_their_tag():
+    """``checkpoints.rotate_hf_copies`` removes ``ckpt.path/<tag>_hf`` directories."""
+    from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+
+    assert 'f"{tag}_hf"' in _source(PolicyModelActor.__ray_actor_class__.save_checkpoint)
+
+
+def the_actor_worker_is_set_up_with_the_engines():
+    """The CPU actor withholds the engines so that no NCCL group is opened to them."""
+    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer, PolicyModelActor
+
+    init = PolicyModelActor.__ray_actor_class__.init_model_from_pretrained
+    assert _params(init) == ["self", "strategy", "pretrain", "max_steps", "vllm_engines"]
+    guard = (
+        "if self.vllm_engines is not None and not self.use_cuda_ipc and torch.distributed.get_rank() == 0:"
+    )
+    assert guard in _source(ActorPPOTrainer.__init__)
+    assert "self.trainer.broadcast_to_vllm" in _calls(PolicyModelActor.__ray_actor_class__.broadcast_to_vllm)
+
+
+# --------------------------------------------------------------------------- sample generation
+
+
+def the_recorder_sees_every_response_before_filtering():
+    """``step_metrics.RolloutRecorder`` wraps these three methods of one ``SamplesGenerator``."""
+    from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+
+    assert "self._generate_vllm" in _calls(SamplesGenerator.generate_samples)
+    assert "self._process_response_into_experience" in _source(SamplesGenerator._generate_vllm)
+
+
+def rollouts_reach_an_engine_through_generate_responses():
+    """The CPU engine inherits ``generate_responses``; the executor calls its ``generate``."""
+    from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+    from openrlhf.trainer.ray.vllm_engine import RolloutRayActor
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    assert "llm_engine.generate_responses.remote" in _calls(SamplesGenerator._dispatch_prompts_to_vllm)
+    assert "self.executor.execute" in _calls(RolloutRayActor.__ray_actor_class__.generate_responses)
+    assert "llm_engine.generate" in _calls(SingleTurnAgentExecutor.execute)
+
+
+def the_cpu_engines_have_create_vllm_engines_signature():
+    from openrlhf.trainer.ray.vllm_engine import create_vllm_engines
+
+    from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
+
+    assert _params(create_cpu_engines) == _params(create_vllm_engines)
+
+
+# --------------------------------------------------------------------------- strategy and schedule
+
+
+def the_strategy_drives_the_engine_through_three_methods():
+    """``CpuTrainEngine`` answers upstream's ``backward``/``optimizer_step``/``get_grad_norm``."""
+    from openrlhf.utils.deepspeed import DeepspeedStrategy
+
+    assert "model.backward" in _calls(DeepspeedStrategy.backward)
+    assert "model.step" in _calls(DeepspeedStrategy.optimizer_step)
+    assert "model.get_global_grad_norm" in _calls(DeepspeedStrategy.get_grad_norm)
+
+
+def the_warm_up_is_a_ratio_of_the_schedule():
+    """``train/schedule.py`` (and ``CpuStrategy``) count the warm-up as upstream does."""
+    from openrlhf.utils.deepspeed import DeepspeedStrategy
+
+    text = _source(DeepspeedStrategy._ds_init_train_model)
+    assert 'num_warmup_steps=math.ceil(scheduler_steps * cfg.get("lr_warmup_ratio", 0.03))' in text
+
+
+def micro_batches_are_counted_as_the_validator_counts_them():
+    """``train/validate.py``'s batch rules: the accumulation upstream computes, and dropped remainders."""
+    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer
+    from openrlhf.utils.deepspeed import DeepspeedStrategy
+
+    text = " ".join(_source(DeepspeedStrategy.setup_distributed).split())
+    assert (
+        "self.accumulated_gradient = ( self.train_batch_size * self.ring_attn_size * "
+        "self.ds_tensor_parallel_size // self.micro_train_batch_size // self.world_size )"
+    ) in text
+    assert "drop_last=True" in _source(ActorPPOTrainer.ppo_train)
+
+
+def the_ring_attention_pool_multiplies_the_token_budget():
+    """DAPO/DAPO-FT's pool: OpenRLHF packs ``max_tokens_per_gpu x ring_attn_size`` per micro-batch."""
+    from openrlhf.utils import seqlen_balancing
+
+    text = _source(seqlen_balancing.get_minimum_num_micro_batch_size)
+    assert "ring_attn_size" in text
+
+
+def prompts_are_rendered_with_the_chat_template_as_eval_renders_them():
+    """``eval/generation.chat_prompt`` renders a problem as OpenRLHF's ``--data.apply_chat_template``."""
+    from openrlhf.datasets.prompts_dataset import preprocess_data
+    from tiny_model import _build_tokenizer
+
+    from infoppo_cli.eval.generation import chat_prompt
+
+    tokenizer = _build_tokenizer()
+    text = "What is 2 + 3?"
+    upstream, _ = preprocess_data({"input": text}, apply_chat_template=tokenizer.apply_chat_template)
+    assert chat_prompt(tokenizer, text) == upstream
+
+
+UPSTREAM_FORWARD_SHA = "cb801a0aab67c88b"
+"""sha256 (first 16 hex) of OpenRLHF 0.11.2's ``PolicyModelActor.forward`` source."""
+
+CONTRACT: list[Callable[[], None]] = [
+    train_ppo_ray_reads_the_rebound_names,
+    train_imports_the_trainer_at_call_time,
+    the_cli_hierarchizes_through_the_module_attribute,
+    the_main_block_parses_before_it_hierarchizes,
+    train_passes_get_max_steps_to_the_workers,
+    fit_draws_samples_through_generate_samples,
+    fit_evaluates_every_eval_steps,
+    fit_closes_only_its_trackers_after_the_loop,
+    checkpoints_are_saved_every_save_steps,
+    the_best_checkpoint_follows_best_metric_key,
+    the_experience_maker_is_built_in_the_trainer,
+    the_experience_maker_has_the_overridden_methods,
+    gae_receives_the_experiences_own_values,
+    the_actor_forward_results_pass_through_flatten_results,
+    experience_fields_are_declared_with_tensor_roles,
+    the_actor_forward_copy_matches_upstream,
+    the_actor_computes_entropy_through_the_module_global,
+    training_step_calls_the_loss_and_returns_entropy,
+    the_policy_loss_clamps_with_its_eps_attributes,
+    hf_copies_are_named_after_their_tag,
+    the_actor_worker_is_set_up_with_the_engines,
+    the_recorder_sees_every_response_before_filtering,
+    rollouts_reach_an_engine_through_generate_responses,
+    the_cpu_engines_have_create_vllm_engines_signature,
+    the_strategy_drives_the_engine_through_three_methods,
+    the_warm_up_is_a_ratio_of_the_schedule,
+    micro_batches_are_counted_as_the_validator_counts_them,
+    the_ring_attention_pool_multiplies_the_token_budget,
+    prompts_are_rendered_with_the_chat_template_as_eval_renders_them,
+]
+
+
+@pytest.mark.parametrize("touchpoint", CONTRACT, ids=lambda check: check.__name__)
+def test_openrlhf_still_offers(touchpoint):
+    touchpoint()

@@ -1,0 +1,99 @@
+"""Table cells: non-finite values as they are, values from before a break with their step, standard CSV;
+which logged keys are benchmarks, and their titles."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+import pytest
+from user_benches import MINE_TOML
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.report.health import Stale
+from infoppo_cli.report.runs import RunData
+from infoppo_cli.report.tables import (
+    bench_titles,
+    cell_text,
+    csv_cell,
+    drop_empty_columns,
+    eval_benches_of,
+    table_csv,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "csv_text"),
+    [
+        (None, "-", ""),
+        (0.123456, "0.1235", "0.123456"),
+        (math.nan, "NaN", "nan"),
+        (math.inf, "inf", "inf"),
+        (-math.inf, "-inf", "-inf"),
+        (Stale(0.45, 2.0), "0.45 (step 2)", "0.45"),
+        ("infoppo", "infoppo", "infoppo"),
+        (3, "3", "3"),
+    ],
+)
+def test_a_cell_shows_what_was_logged(value, text: str, csv_text: str) -> None:
+    assert cell_text(value) == text
+    assert str(csv_cell(value)) == csv_text
+
+
+def test_csv_cells_read_back_as_the_numbers_written() -> None:
+    text = table_csv(["run", "reward"], [["a", math.nan], ["b", 1 / 3], ["c", None]])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert math.isnan(float(rows[0]["reward"])) and float(rows[1]["reward"]) == 1 / 3
+    assert rows[2]["reward"] == ""
+
+
+def test_columns_empty_for_every_row_are_left_out_but_the_run_is_kept() -> None:
+    columns, rows = drop_empty_columns(
+        ["run", "steps", "aime24"], [[None, None, 30.0], ["b", None, math.nan]]
+    )
+    assert columns == ["run", "aime24"] and rows[0] == [None, 30.0]
+
+
+@pytest.fixture
+def benches_file(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(MINE_TOML, encoding="utf-8")
+    return path
+
+
+def logging_run(*rows: dict[str, float]) -> RunData:
+    return RunData(name="r", path=Path("r"), steps=list(rows))
+
+
+def test_a_user_benchmark_counts_once_its_benches_file_is_given(benches_file: Path) -> None:
+    run = logging_run({"step": 1.0, "eval_mine": 40.0, "eval_aime24": 30.0, "eval_num_samples": 480.0})
+    assert eval_benches_of([run]) == ["aime24"]
+    assert eval_benches_of([run], benches_file) == ["aime24", "mine"]
+    assert eval_benches_of([run], str(benches_file)) == ["aime24", "mine"]
+
+
+def test_the_mean_over_benchmarks_is_never_a_benchmark(tmp_path: Path) -> None:
+    run = logging_run(
+        {"step": 0.0, "eval_aime25": 20.0, "eval_aime25_pass1": 0.2, "eval_mean_over_benches": 0.2},
+        {"step": 2.0, "eval_aime25": 30.0, "eval_aime25_pass1": 0.3, "eval_mean_over_benches": 0.3},
+    )
+    assert eval_benches_of([run]) == ["aime25"]
+    # even where a benches file gives a benchmark that name, the trainer's key is not its accuracy
+    clash = tmp_path / "clash.toml"
+    clash.write_text(MINE_TOML.replace("[mine]", "[mean_over_benches]"), encoding="utf-8")
+    assert eval_benches_of([run], clash) == ["aime25"]
+
+
+def test_a_bad_benches_file_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="missing.toml: no such file"):
+        eval_benches_of([logging_run()], tmp_path / "missing.toml")
+
+
+def test_captions_name_each_benchmark_by_its_registry_title(benches_file: Path) -> None:
+    assert bench_titles(["aime24", "mine"], benches_file) == (
+        " Benchmarks: aime24 = AIME 2024 (I + II); mine = My own set."
+    )
+    assert bench_titles(["mine"]) == ""  # unknown without its file: no title beyond the name
+    assert bench_titles([]) == ""

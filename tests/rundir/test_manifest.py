@@ -1,0 +1,114 @@
+"""manifest.json: one writer, one reader, and one error naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infoppo_cli.errors import UsageError
+from infoppo_cli.rundir import RunDir, read_manifest, trained_response_length, write_manifest
+
+RECORD = {
+    "config": {
+        "method": "ppo",
+        "model": "Qwen/Qwen3-4B-Base",
+        "request": {"preset": "qwen3-4b"},
+        "openrlhf_flags": {"rollout.max_new_tokens": 8192, "ckpt.path": "/r/ckpt"},
+    },
+    "command": ["python", "-m", "x"],
+    "versions": {"infoppo": "0.1.0"},
+    "git_commit": None,
+    "seed": 3,
+    "status": "finished",
+    "start_time": "2026-01-01T00:00:00+00:00",
+}
+
+
+def test_what_is_written_is_read_back(tmp_path):
+    run = RunDir(tmp_path)
+    assert read_manifest(run) is None  # none yet
+    write_manifest(run, RECORD)
+    manifest = read_manifest(run)
+    assert manifest.record == RECORD and manifest.path == run.manifest
+    assert (manifest.method, manifest.model, manifest.seed, manifest.status) == (
+        "ppo",
+        "Qwen/Qwen3-4B-Base",
+        3,
+        "finished",
+    )
+    assert manifest.section("request") == {"preset": "qwen3-4b"} and manifest.command == ["python", "-m", "x"]
+    assert manifest.flag("ckpt.path", str) == "/r/ckpt" and manifest.flag("absent") is None
+    assert manifest.git_commit is None and manifest.versions == {"infoppo": "0.1.0"}
+    assert read_manifest(run.manifest).record == RECORD  # the file itself names it too
+
+
+def test_a_model_is_evaluated_with_the_length_it_trained_with(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.final.mkdir(parents=True)
+    write_manifest(run, RECORD)
+    assert trained_response_length(run.final) == 8192
+    write_manifest(run, {"config": {"method": "ppo"}})  # not recorded: the eval's own default
+    assert trained_response_length(run.final) is None
+    assert trained_response_length("Qwen/Qwen3-4B-Base") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{torn", "manifest.json is not a readable manifest"),
+        (b"\xff\xfe", "manifest.json is not a readable manifest"),
+        ("[1, 2]", "manifest.json is not an infoppo train manifest: it is not a JSON object"),
+    ],
+)
+def test_an_unreadable_manifest_is_one_usage_error(tmp_path, text, message):
+    run = RunDir(tmp_path)
+    if isinstance(text, bytes):
+        run.manifest.write_bytes(text)
+    else:
+        run.manifest.write_text(text)
+    with pytest.raises(UsageError, match=message) as info:
+        read_manifest(run)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "ask", "field"),
+    [
+        ({"config": []}, lambda m: m.config, "config is missing or not an object"),
+        ({"config": []}, lambda m: m.method, "config is not an object"),
+        ({"config": {"request": {}}}, lambda m: m.section("request"), "config.request is missing, empty"),
+        ({"config": {"method": 5}}, lambda m: m.method, "config.method = 5 is not a string"),
+        ({"seed": True}, lambda m: m.seed, "seed = true is not an integer"),
+        ({"seed": "3"}, lambda m: m.seed, 'seed = "3" is not an integer'),
+        ({"command": "python x"}, lambda m: m.command, "command is missing or not a list of strings"),
+        ({"versions": ["torch"]}, lambda m: m.versions, "versions is not an object"),
+        ({"git_commit": 12}, lambda m: m.git_commit, "git_commit is not a string"),
+        (
+            {"config": {"openrlhf_flags": {"rollout.max_new_tokens": "long"}}},
+            lambda m: m.flag("rollout.max_new_tokens", int),
+            'config.openrlhf_flags.rollout.max_new_tokens = "long" is not an integer',
+        ),
+        (
+            {"config": {}},
+            lambda m: m.get("config", "openrlhf_flags", "ckpt.path", required=True),
+            "config.openrlhf_flags.ckpt.path is missing",
+        ),
+    ],
+)
+def test_a_field_of_the_wrong_shape_names_the_file_and_the_field(tmp_path, change, ask, field):
+    run = RunDir(tmp_path)
+    run.manifest.write_text(json.dumps({**RECORD, **change}))
+    with pytest.raises(UsageError) as info:
+        ask(read_manifest(run))
+    assert str(info.value).startswith(f"{run.manifest} is not an infoppo train manifest: {field}")
+
+
+def test_a_manifest_without_optional_fields_reads_as_absent(tmp_path):
+    run = RunDir(tmp_path)
+    write_manifest(run, {})
+    manifest = read_manifest(run)
+    assert (manifest.method, manifest.model, manifest.seed, manifest.status, manifest.start_time) == (
+        None,
+    ) * 5
+    assert manifest.versions == {} and manifest.git_commit is None

@@ -1,0 +1,63 @@
+"""metrics.jsonl: its encoding of a diverged step and its one reader."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from infoppo_cli.rundir import metric_number, metrics_line, read_metrics_log
+
+
+def test_metrics_reader_merges_repeated_steps_and_says_what_it_skipped(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 2, "reward_mean": 0.2}\n'
+        '{"reward_mean": 0.9}\n'  # no step: its line number (2) stands in
+        '{"step": 2, "rho_mean": 0.5}\n'
+        "[1, 2]\n"
+        '{"step": 1, "reward_mean": 0.1}\n'
+        '{"step": 3, "rew'
+    )
+    log = read_metrics_log(path)
+    assert log.records == [
+        {"step": 1, "reward_mean": 0.1},
+        {"step": 2, "reward_mean": 0.9, "rho_mean": 0.5},
+    ]
+    assert (log.malformed_lines, log.stepless_lines) == ([4, 6], [2])
+
+
+@given(st.lists(st.tuples(st.integers(1, 5), st.floats(-1, 1)), max_size=20))
+def test_later_lines_win_for_any_order_of_steps(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("m") / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "x": x}) + "\n" for s, x in lines))
+    expected = {}
+    for step, x in lines:
+        expected[step] = x
+    assert read_metrics_log(path).records == [{"step": s, "x": expected[s]} for s in sorted(expected)]
+
+
+def test_metric_numbers_keep_non_finite_values_in_every_encoding(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 1, "a": NaN, "b": "-Infinity", "c": null, "d": "inf", "e": 2, "f": true, "g": "x"}\n'
+    )
+    [record] = read_metrics_log(path).records
+    numbers = {key: metric_number(value) for key, value in record.items()}
+    assert math.isnan(numbers["a"]) and math.isnan(numbers["c"])
+    assert (numbers["b"], numbers["d"], numbers["e"]) == (-math.inf, math.inf, 2.0)
+    assert numbers["f"] is None and numbers["g"] is None  # a flag or text is not a metric
+    assert metric_number(10**400) == math.inf and metric_number("NaN") != metric_number("NaN")
+
+
+def test_a_line_is_standard_json_with_non_finite_values_as_text():
+    line = metrics_line({"step": 3, "a": math.nan, "b": math.inf, "c": -math.inf, "d": 0.5})
+    assert line == '{"step": 3, "a": "NaN", "b": "Infinity", "c": "-Infinity", "d": 0.5}'
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_every_float_survives_a_write_and_a_read(value):
+    [(key, read)] = [(key, metric_number(v)) for key, v in json.loads(metrics_line({"x": value})).items()]
+    assert key == "x" and (read == value or (math.isnan(read) and math.isnan(value)))

@@ -1,0 +1,93 @@
+"""final/README.md: a Hugging Face model card that says what the run was and, once evaluated, how it did."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from huggingface_hub import ModelCard
+
+from infoppo_cli.rundir import RunDir, write_manifest, write_model_card
+
+MANIFEST = {
+    "config": {
+        "method": "ppo",
+        "preset": "qwen3-4b",
+        "model": "Qwen/Qwen3-4B-Base",
+        "openrlhf_flags": {"data.prompt_dataset": "org/math-data"},
+    },
+    "command": ["python", "-m", "openrlhf.cli.train_ppo_ray"],
+    "seed": 1,
+    "status": "finished",
+    "versions": {"infoppo": "0.1.0"},
+    "git_commit": "abc123",
+}
+METRICS = {
+    "benches": {
+        "aime24": {"k": 16, "mean@k": 31.256, "mean@k_se": 1.04, "pass@k": 60.0, "length_mean": 4021.4}
+    },
+    "average": {"k": 16, "mean@k": 31.256, "mean@k_se": None, "pass@k": 60.0, "length_mean": 4021.4},
+}
+
+
+def test_model_card_before_evaluation_says_how_to_fill_it(tmp_path):
+    run = RunDir(tmp_path / "qwen3-4b-ppo-seed1")
+    assert write_model_card(run) is None  # no manifest: nothing to describe
+    run.final.mkdir(parents=True)
+    write_manifest(run, MANIFEST)
+    text = write_model_card(run).read_text()
+    card = ModelCard(text)
+    assert text.startswith("---\nbase_model: Qwen/Qwen3-4B-Base\n")
+    assert card.data.base_model == "Qwen/Qwen3-4B-Base" and card.data.datasets == ["org/math-data"]
+    assert card.data.tags == ["infoppo", "openrlhf", "reinforcement-learning", "math", "ppo"]
+    assert card.data.library_name == "transformers" and card.data.pipeline_tag == "text-generation"
+    assert "model-index" not in text and "model_name" not in text and "Not evaluated yet" in text
+    assert "# qwen3-4b-ppo-seed1" in text and "python -m openrlhf.cli.train_ppo_ray" in text
+    assert "- Method: `ppo`; preset: `qwen3-4b`; seed: 1\n" in text
+    assert "- Status: finished; infoppo 0.1.0, commit abc123\n" in text
+    assert text.endswith("```bash\npython -m openrlhf.cli.train_ppo_ray\n```\n")
+
+
+def test_an_evaluated_run_gets_its_results_in_the_table_and_the_model_index(tmp_path):
+    run = RunDir(tmp_path / "qwen3-4b-ppo-seed1")
+    run.final.mkdir(parents=True)
+    write_manifest(run, MANIFEST)
+    text = write_model_card(run, METRICS).read_text()
+    [result] = ModelCard(text).data.eval_results
+    assert (result.dataset_name, result.metric_type, result.metric_value) == ("aime24", "mean@16", 31.26)
+    assert ModelCard(text).data.model_name == "qwen3-4b-ppo-seed1"
+    assert (
+        "| Benchmark | Mean@16 (%) | ± SE | Pass@16 (%) | Mean length (tokens) |\n|---|---:|---:|---:|---:|\n"
+        in text
+    )
+    assert "| aime24 | 31.3 | 1.0 | 60.0 | 4021 |\n| Average | 31.3 | - | 60.0 | 4021 |\n\nScores are" in text
+
+
+def test_a_local_data_file_is_no_hub_dataset(tmp_path):
+    run = RunDir(tmp_path / "r")
+    run.final.mkdir(parents=True)
+    flags = {"data.prompt_dataset": "/data/dapo.jsonl", "actor.model_name_or_path": "/models/base"}
+    write_manifest(run, {"config": {"openrlhf_flags": flags}})
+    card = ModelCard(write_model_card(run).read_text())
+    assert card.data.datasets is None and card.data.base_model == "/models/base"
+    assert "- Training data: `/data/dapo.jsonl`" in card.text and "- Method: `?`" in card.text
+
+
+def test_a_finished_training_run_gets_its_model_card(tmp_path, monkeypatch):
+    from infoppo_cli.train.plan import TrainPlan, TrainRequest, plan_training
+    from infoppo_cli.train.run import run_training
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "p", "label": "1"}\n' * 64)  # one RL step's prompts
+    request = TrainRequest(
+        preset="qwen3-4b", data=str(data), output_dir=str(tmp_path / "run"), eval_bench="none"
+    )
+    plan = plan_training(request)
+    final = tmp_path / "run" / "final"
+    monkeypatch.setattr("infoppo_cli.train.run.require_gpu", lambda plan: None)
+    script = f"import os; os.makedirs({str(final)!r})"  # what OpenRLHF's save at the end leaves
+    monkeypatch.setattr(TrainPlan, "command", lambda self: [sys.executable, "-c", script])
+    assert run_training(plan) == 0
+    card = (final / "README.md").read_text()
+    assert card.startswith("---\nbase_model: ") and "Not evaluated yet" in card
+    assert f"**{plan.method.name}**" in card and shlex.quote(script) in card

@@ -1,0 +1,42 @@
+"""`infoppo train`'s options are TrainRequest's fields: declared once, with no paper value of their own."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import typing
+
+import pytest
+
+from infoppo_cli.cli.options import settings_options
+from infoppo_cli.infotime import NORM_MODES
+from infoppo_cli.schema import declaration, option_fields
+from infoppo_cli.train.request import NORM_CHOICES, TrainRequest
+
+
+def test_every_request_field_is_a_train_option_in_its_old_order():
+    names = [field.name for field in dataclasses.fields(TrainRequest)]
+    assert names[:3] == ["preset", "method", "methods_file"]  # TrainRequest("qwen3-4b", "ppo") still works
+    assert [p.name for p in settings_options(TrainRequest)] == names
+    assert all(declaration(field) for field in dataclasses.fields(TrainRequest))
+    flags = option_fields(TrainRequest)
+    assert flags["--lambda"] == flags["--lambd"] == "lambd" and flags["--set"] == "overrides"
+    assert flags["--no-eval-before"] == "eval_before"
+
+
+def test_the_norm_choices_are_infotime_s():
+    assert typing.get_args(NORM_CHOICES) == NORM_MODES
+
+
+@pytest.mark.parametrize("name", ["gamma", "lambd", "eps_low_info", "eps_high_info", "norm"])
+def test_method_settings_default_to_the_method_not_to_a_number(name):
+    help_text = next(p for p in settings_options(TrainRequest) if p.name == name).default.help
+    assert "(default: the method's; see `infoppo presets`)" in help_text
+    assert not any(number in help_text for number in ("0.999", "0.99", "10", "20", "batch"))
+
+
+def test_the_command_line_builds_its_options_without_torch():
+    code = "import sys, infoppo_cli.train.request; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
