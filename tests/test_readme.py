@@ -59,6 +59,10 @@ def test_the_quickstart_works_on_this_machine(tmp_path, task_cache):
         args = shortened(infoppo_args(command))
         done = run_infoppo(*args, cwd=tmp_path, timeout=900)
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+        if args[0] == "train" and "--dry-run" not in args:  # a run ends saying how far it got, how eval moved
+            ended = r"finished: \S+/runs/tiny-cpu-[\w-]+-seed42 after 2 of 2 RL step\(s\)"
+            assert re.search(ended, done.stdout), done.stdout[-1500:]
+            assert re.search(r"arithmetic Mean@2: \d+\.\d at step 0 -> \d+\.\d at step 2", done.stdout)
     run = tmp_path / "runs" / "tiny-cpu-infoppo-seed42"
     steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert steps == [0, 1, 2]

@@ -155,8 +155,24 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None) -> 
         print(invocation_text(plan))
         return
     code = run_training(plan)
+    _say_outcome(plan)
     if code:
         raise typer.Exit(code)
+
+
+def _say_outcome(plan: TrainPlan) -> None:
+    """How far the run got and how its in-training eval moved (``train/outcome.py``)."""
+    from infoppo_cli.rundir.manifest import read_manifest
+    from infoppo_cli.train.outcome import outcome_lines
+
+    record = read_manifest(plan.output_dir)
+    status = (record.status if record else None) or "stopped"
+    steps = plan.length.rl_steps if plan.length else None
+    evaluation = plan.evaluation
+    benches = list(evaluation.benches) if evaluation else []
+    samples = evaluation.samples if evaluation else 0
+    for line in outcome_lines(plan.output_dir, status, steps, benches, samples):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def _replay(run_dir: str, given: dict[str, Any], dry_run: bool) -> None:
