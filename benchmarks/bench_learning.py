@@ -18,14 +18,14 @@ Usage: python benchmarks/bench_learning.py [--seeds 3] [--methods infoppo,ppo,da
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from infoppo_cli.rundir import metric_number, read_metrics
+from infoppo_cli.report.runs import read_sweep
+from infoppo_cli.rundir import metric_number, metric_series, read_metrics
 
 TARGET_GAIN = 15.0
 TARGET_COST = 1.10
@@ -45,10 +45,9 @@ def infoppo(*args: str) -> None:
 
 
 def runs_by_method(sweep: Path) -> dict[str, list[Path]]:
-    state = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
     found: dict[str, list[Path]] = {}
-    for run in state["runs"]:
-        found.setdefault(run["method"], []).append(Path(run["output_dir"]))
+    for run in read_sweep(sweep, notes=[])[1]:
+        found.setdefault(run.method or "?", []).append(run.path)
     return found
 
 
@@ -63,7 +62,7 @@ def accuracy_key(records: list[dict]) -> str:
 def gains(run: Path) -> tuple[float, float, int]:
     records = read_metrics(run / "metrics.jsonl")
     key = accuracy_key(records)
-    evaluated = [(r["step"], metric_number(r[key])) for r in records if key in r]
+    evaluated = metric_series(records, key)
     if not evaluated or evaluated[0][0] != 0:
         raise SystemExit(f"{run}: no step-0 evaluation")
     return evaluated[0][1], evaluated[-1][1], evaluated[-1][0]

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import torch
 
-from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.data.templates import chat_prompt, render_prompt
 from infoppo_cli.tasks import TaskRecipe, ensure_task
 from infoppo_cli.tasks.arithmetic import split_problems
 from infoppo_cli.tasks.sampling import heldout_accuracy, sample
-from infoppo_cli.tasks.tokenizer import chat_prompt
 
 
 def build(cache: Path | None) -> tuple[object, float]:

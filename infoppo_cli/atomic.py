@@ -197,6 +197,27 @@ def _refuse_inputs(
             raise UsageError(f"{shown} is the command's own input {given}; choose another output path")
 
 
+def refuse_inside_inputs(
+    out_dir: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None], option: str = "--out"
+) -> None:
+    """One :class:`UsageError` line when ``out_dir`` is an input (a model directory, a data file) or
+    lies inside one: writing there would mix results into the command's own input."""
+    target = Path(out_dir).expanduser().resolve()
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(given).expanduser()
+        if not source.exists():
+            continue  # a Hub id, or a label
+        source = source.resolve()
+        if target == source or source in target.parents:
+            where = "is" if target == source else "is inside"
+            raise UsageError(
+                f"{option} {out_dir} {where} the command's own input {given}; "
+                "choose an output directory outside it"
+            )
+
+
 def _refuse_unwritable(directory: Path, shown: str) -> None:
     """Probe the nearest existing directory by creating (and removing) a file in it: permission bits,
     read-only mounts and root's privileges all answer the same way."""

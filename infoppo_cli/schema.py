@@ -61,12 +61,16 @@ def declaration(field: dataclasses.Field[Any]) -> dict[str, Any] | None:
     return field.metadata.get("cli")
 
 
+def flag_names(field: dataclasses.Field[Any]) -> tuple[str, ...]:
+    """``field``'s option names as declared: ``("--lambda", "--lambd")``, ``("--eval-before/--no-eval-
+    before",)``; ``--field-name`` when none is."""
+    return (declaration(field) or {}).get("flags") or ("--" + field.name.replace("_", "-"),)
+
+
 def flags_of(field: dataclasses.Field[Any]) -> tuple[str, ...]:
     """Every spelling of ``field``'s option: ``("--lambda", "--lambd")``, ``("--eval-before",
     "--no-eval-before")``."""
-    cli = declaration(field) or {}
-    names = cli.get("flags") or ("--" + field.name.replace("_", "-"),)
-    return tuple(spelling for name in names for spelling in name.split("/"))
+    return tuple(spelling for name in flag_names(field) for spelling in name.split("/"))
 
 
 def option_fields(settings_cls: type) -> dict[str, str]:
@@ -190,16 +194,16 @@ def _inner(kind: Any, part: Any) -> Any:
     """The type of the value at key ``part`` of a value of type ``kind`` (a model or a dict)."""
     fields = getattr(kind, "model_fields", None) or {}
     if "root" in fields and part not in fields:  # a RootModel: its root holds the keys
-        kind, fields = _unwrap(fields["root"].annotation), {}
+        kind, fields = unwrap_optional(fields["root"].annotation), {}
     by_key = {info.alias or name: info for name, info in fields.items()}
     if part in by_key:
-        return _unwrap(by_key[part].annotation)
+        return unwrap_optional(by_key[part].annotation)
     if typing.get_origin(kind) in (dict, Mapping):
-        return _unwrap(typing.get_args(kind)[1])
+        return unwrap_optional(typing.get_args(kind)[1])
     return kind
 
 
-def _unwrap(annotation: Any) -> Any:
+def unwrap_optional(annotation: Any) -> Any:
     """``X | None`` and ``Annotated[X, ...]`` as ``X``."""
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -138,3 +139,9 @@ class StageProgress:
     def __exit__(self, *exc: Any) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+def say(label: str, message: str, to: Console | None = None) -> None:
+    """One ``warning:`` or ``note:`` line (on stderr unless ``to``): the label in yellow, the message as
+    plain text, so that ``[openrlhf]``-like text in it is not read as Rich markup."""
+    (to or err_console).print(f"[yellow]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from infoppo_cli.cli.options import given_fields, option_parameter, settings_options, with_parameters
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings
@@ -33,8 +32,8 @@ OutOption = Annotated[
 def inspect_command(**options: Any) -> None:
     """See the information clock of a model on real responses: per-token entropy, rho, Gamma_info and clip
     bounds (tokens.parquet, index.html), the paper's Figure 2 tokens, and the drift against --compare."""
-    from infoppo_cli.atomic import check_output_target
-    from infoppo_cli.eval.outdir import refuse_inside_inputs
+    from infoppo_cli.atomic import check_output_target, refuse_inside_inputs
+    from infoppo_cli.cli.console import StageProgress, say
     from infoppo_cli.inspect.responses import eval_template
     from infoppo_cli.inspect.run import default_out_dir, run_inspect
     from infoppo_cli.inspect.settings import method_clock
@@ -51,35 +50,9 @@ def inspect_command(**options: Any) -> None:
     refuse_inside_inputs(
         target, [settings.model, settings.compare, responses], "--out" if out else "the output directory"
     )
-    with _ProgressBar() as progress:
-        summary = run_inspect(settings, target, progress, warn=_warn)
+    with StageProgress("entropy") as progress:
+        summary = run_inspect(settings, target, progress, warn=lambda message: say("warning", message))
     print_summary(summary, target)
-
-
-class _ProgressBar:
-    """The library's ``progress(model, done, total)`` callback as one Rich task per model."""
-
-    def __enter__(self):
-        from infoppo_cli.cli.console import progress_bar
-
-        self.bar = progress_bar()
-        self.bar.__enter__()
-        self.tasks: dict[str, Any] = {}
-        return self.update
-
-    def update(self, model: str, done: int, total: int) -> None:
-        if model not in self.tasks:
-            self.tasks[model] = self.bar.add_task(f"entropy · {model}", total=total)
-        self.bar.update(self.tasks[model], completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
-
-
-def _warn(message: str) -> None:
-    from infoppo_cli.cli.console import err_console
-
-    err_console.print(f"[bold yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def _num(value: Any, digits: int = 3) -> str:

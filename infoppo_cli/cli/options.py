@@ -12,28 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import typer
 
-from infoppo_cli.schema import declaration
+from infoppo_cli.schema import declaration, flag_names, unwrap_optional
 
 
 def unset_option(*flags: str, help: str) -> Any:
     """An option whose default is ``None`` ("not given"; the help says what that means)."""
     return typer.Option(None, *flags, help=help, show_default=False)
-
-
-def _without_none(annotation: Any) -> Any:
-    """``int | None`` -> ``int`` (the option itself is made optional)."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        members = [member for member in typing.get_args(annotation) if member is not type(None)]
-        if len(members) == 1:
-            return members[0]
-    return annotation
 
 
 def _default(field: dataclasses.Field[Any]) -> Any:
@@ -63,8 +53,8 @@ def settings_options(
         cli = declaration(field)
         if cli is None or field.name in exclude:
             continue
-        flags = cli["flags"] or ("--" + field.name.replace("_", "-"),)
-        cli_type = cli.get("cli_type") or _without_none(hints[field.name])
+        flags = flag_names(field)
+        cli_type = cli.get("cli_type") or unwrap_optional(hints[field.name])
         default = ... if cli.get("required") else None
         info = typer.Option(default, *flags, help=_help(field, cli), show_default=False)
         annotation = cli_type if cli.get("required") else cli_type | None
@@ -105,7 +95,5 @@ def given_flag(settings_cls: type, name: str, value: Any) -> str:
     """How an option given as ``value`` is written: ``--no-eval-before`` for a switch turned off,
     else its first flag (for a message about it)."""
     field = next(field for field in dataclasses.fields(settings_cls) if field.name == name)
-    on, _, off = ((declaration(field) or {}).get("flags") or ("--" + name.replace("_", "-"),))[0].partition(
-        "/"
-    )
+    on, _, off = flag_names(field)[0].partition("/")
     return off if value is False and off else on

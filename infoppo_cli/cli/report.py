@@ -32,7 +32,7 @@ def report_command(
     accuracy per grid point), print a table of final metrics and write it as CSV and Markdown, hparams.csv,
     TensorBoard HParams summaries, and report.md embedding every figure with its caption."""
     from infoppo_cli.atomic import check_output_target
-    from infoppo_cli.cli.console import console, err_console, progress_bar
+    from infoppo_cli.cli.console import console, progress_bar, say
     from infoppo_cli.report.core import make_report, parse_formats
     from infoppo_cli.report.runs import check_dirs
 
@@ -53,7 +53,7 @@ def report_command(
         console.print(seed_mean_table(report.mean_columns, report.mean_rows))
     console.print(final_table(report.columns, report.rows))
     for note in report.notes:
-        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+        say("warning", note)
     tables = [report.table_csv.name, report.table_md.name, report.hparams_csv.name]
     if report.seed_mean_csv is not None:
         tables.insert(2, report.seed_mean_csv.name)

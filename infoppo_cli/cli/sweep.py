@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -12,8 +11,7 @@ import typer
 from infoppo_cli.cli.options import given_fields, option_parameter, settings_options, with_parameters
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import redact_argv, secrets_in_argv
-from infoppo_cli.sweep.request import SweepRequest
-from infoppo_cli.sweep.slurm import SlurmSettings
+from infoppo_cli.sweep.request import SlurmSettings, SweepRequest
 
 if TYPE_CHECKING:
     from infoppo_cli.sweep.grid import SweepPlan
@@ -62,7 +60,7 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     Options not listed here (e.g. --steps N, --data PATH, --set KEY=VALUE) go to every `infoppo train`.
     """
     from infoppo_cli.atomic import check_output_target
-    from infoppo_cli.cli.console import console, err_console
+    from infoppo_cli.cli.console import console, say
     from infoppo_cli.cli.sweep_display import ProgressReporter, print_dry_run, print_seed_means, summary_table
     from infoppo_cli.sweep.grid import build_plan, long_sweep_warning, parse_eval_benches
     from infoppo_cli.sweep.lock import sweep_lock
@@ -94,8 +92,8 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     parallel = request.parallel(len(plan.points))
     cost = long_sweep_warning(plan, parallel)
     if cost:
-        err_console.print(f"[yellow]warning:[/] {cost}", highlight=False, soft_wrap=True)
-    missing_data = check_train_requests(plan, strict_data=not dry_run)
+        say("warning", cost)
+    missing_data, arm_warnings = check_train_requests(plan, strict_data=not dry_run)
     where = {
         "local": "locally, one after another",
         "ray": f"as Ray jobs on {request.address}, at most {parallel} at once",
@@ -103,8 +101,10 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     }[chosen]
     if dry_run:
         print_dry_run(plan, existing, where, in_ray_job=chosen != "local")
+        for warning in arm_warnings:
+            say("warning", warning, to=console)
         for note in _dry_run_notes(chosen, missing_data, existing):
-            console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+            say("note", note, to=console)
         return
     if chosen == "slurm":
         require_slurm()  # before the sweep directory is made: nothing starts where SLURM is absent
@@ -113,7 +113,7 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     settings = {**plan.settings(), "launcher": chosen, "address": request.address, "max_parallel": parallel}
     with sweep_lock(plan.out_dir) as takeover:
         if takeover:
-            err_console.print(f"[yellow]note:[/] {takeover}", highlight=False, soft_wrap=True)
+            say("note", takeover)
         state, resumed = open_sweep(
             plan,
             command=plan.sweep_command(launcher_args),
@@ -176,7 +176,7 @@ def _make_launcher(
     if chosen == "ray":
         return RayJobLauncher(str(address), sweep_id)
     if chosen == "slurm":
-        return SlurmLauncher(plan.out_dir, slurm)
+        return SlurmLauncher(plan.out_dir, slurm, checked=True)  # sweep_command checked both
     return LocalLauncher()
 
 
@@ -191,37 +191,39 @@ def train_options(args: list[str]) -> dict[str, Any]:
     command = typer.main.get_command(single)
     try:
         params = command.make_context("train", list(args)).params
-    except Exception as exc:  # Click's usage errors (no such option, a bad value) have format_message
-        if not hasattr(exc, "format_message"):
-            raise
+    except typer.TyperException as exc:  # typer's Click usage errors: no such option, a bad value
         raise UsageError(f"train options of the sweep: {exc.format_message()}") from None
     return given_fields(params, TrainRequest)
 
 
-def check_train_requests(plan: SweepPlan, strict_data: bool = True) -> list[str]:
+def check_train_requests(plan: SweepPlan, strict_data: bool = True) -> tuple[list[str], list[str]]:
     """Plan the first run of every arm as `infoppo train` would (OpenRLHF's parser, the data file, every
     `--set`), from the ``TrainRequest`` the sweep built for it, so that a typo or missing data stops
     the sweep here, not after its first launch.
 
-    Without ``strict_data`` (a dry run) the default data file may be missing, as for `train --dry-run`;
-    the data files that do not exist yet are returned."""
+    Without ``strict_data`` (a dry run) the default data file may be missing, as for `train --dry-run`.
+    Returns the data files that do not exist yet and the arms' plan warnings, each once."""
+    from infoppo_cli.cli.console import StageProgress
     from infoppo_cli.train.plan import plan_training
 
     first_of_arm = {point.time: point for point in reversed(plan.points)}
     missing: list[str] = []
+    warnings: list[str] = []
     for point in first_of_arm.values():
-        data = plan_training(plan.train_request(point), strict_data=strict_data).data
-        if not Path(data).exists() and Path(data).is_absolute() and data not in missing:
-            missing.append(data)
-    return missing
+        with StageProgress("building the preset's task") as progress:  # drawn only on a cache miss
+            arm = plan_training(plan.train_request(point), strict_data=strict_data, progress=progress)
+        missing += [arm.data_to_prepare] if arm.data_to_prepare and arm.data_to_prepare not in missing else []
+        warnings += [warning for warning in arm.warnings if warning not in warnings]
+    return missing, warnings
 
 
 def _dry_run_notes(chosen: str, missing_data: list[str], existing: SweepState | None) -> list[str]:
     """What a real run of the sweep would meet that the dry run did not stop for."""
     from infoppo_cli.sweep.relocate import left_running
     from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
+    from infoppo_cli.train.request import PREPARE_DATA
 
-    notes = [f"{data} does not exist yet: `infoppo data prep dapo-math-17k`" for data in missing_data]
+    notes = [f"{data} does not exist yet: {PREPARE_DATA}" for data in missing_data]
     if existing is not None and existing.moved_from:
         blocked = left_running(existing.runs, existing.moved_from)
         resumes = f"a real run would be refused: {blocked}" if blocked else "its runs resume here"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Group
 from rich.table import Table
 
-from infoppo_cli.cli.console import StageProgress, console
+from infoppo_cli.cli.console import StageProgress, console, say
 from infoppo_cli.cli.options import (
     given_fields,
     given_flag,
@@ -17,7 +16,7 @@ from infoppo_cli.cli.options import (
     settings_options,
     with_parameters,
 )
-from infoppo_cli.train.request import TrainRequest
+from infoppo_cli.train.request import PREPARE_DATA, TrainRequest
 
 if TYPE_CHECKING:
     from infoppo_cli.train.plan import TrainPlan
@@ -140,21 +139,19 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None) -> 
     from infoppo_cli.train.run import check_launch, invocation_text, run_training
 
     check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir")
-    check_launch(plan)
+    checked = check_launch(plan)
     console.print(plan_table(plan))
     if after_plan is not None:
         console.print(after_plan)
     for warning in plan.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        say("warning", warning, to=console)
     if dry_run:
-        if not Path(plan.data).exists() and Path(plan.data).is_absolute():
-            console.print(
-                f"[yellow]note:[/] {plan.data} does not exist yet: `infoppo data prep dapo-math-17k`"
-            )
+        if plan.data_to_prepare:
+            say("note", f"{plan.data_to_prepare} does not exist yet: {PREPARE_DATA}", to=console)
         console.print("OpenRLHF invocation:", style="bold")
         print(invocation_text(plan))
         return
-    code = run_training(plan)
+    code = run_training(plan, checked)
     _say_outcome(plan)
     if code:
         raise typer.Exit(code)
@@ -167,11 +164,10 @@ def _say_outcome(plan: TrainPlan) -> None:
 
     record = read_manifest(plan.output_dir)
     status = (record.status if record else None) or "stopped"
-    steps = plan.length.rl_steps if plan.length else None
     evaluation = plan.evaluation
     benches = list(evaluation.benches) if evaluation else []
     samples = evaluation.samples if evaluation else 0
-    for line in outcome_lines(plan.output_dir, status, steps, benches, samples):
+    for line in outcome_lines(plan.output_dir, status, plan.length.rl_steps, benches, samples):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 

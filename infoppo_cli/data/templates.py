@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from infoppo_cli.errors import UsageError
 
@@ -63,3 +64,17 @@ _BAKED_INSTRUCTION = re.compile(
 def strip_baked_instruction(problem: str) -> str:
     """``problem`` without a trailing instruction that verl-layout data carries, before our template."""
     return _BAKED_INSTRUCTION.sub("", problem).strip()
+
+
+def chat_prompt(tokenizer: Any, text: str) -> str:
+    """Wrap ``text`` as one user turn with the tokenizer's chat template, as OpenRLHF's
+    ``--data.apply_chat_template`` does; the raw text when the tokenizer has no template."""
+    if not getattr(tokenizer, "chat_template", None):
+        return text
+    messages = [{"role": "user", "content": text}]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def build_prompt(tokenizer: Any, problem: str, template: str) -> str:
+    """The training prompt for ``problem``: ``templates.render_prompt`` inside the chat template."""
+    return chat_prompt(tokenizer, render_prompt(problem, template))

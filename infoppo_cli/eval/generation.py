@@ -121,22 +121,6 @@ def sample_seed(seed: int, key: str, sample: int) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-def chat_prompt(tokenizer: Any, text: str) -> str:
-    """Wrap ``text`` as one user turn with the tokenizer's chat template, as OpenRLHF's
-    ``--data.apply_chat_template`` does; the raw text when the tokenizer has no template."""
-    if not getattr(tokenizer, "chat_template", None):
-        return text
-    messages = [{"role": "user", "content": text}]
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-
-
-def build_prompt(tokenizer: Any, problem: str, template: str) -> str:
-    """The training prompt for ``problem``: ``templates.render_prompt`` inside the chat template."""
-    from infoppo_cli.data.templates import render_prompt
-
-    return chat_prompt(tokenizer, render_prompt(problem, template))
-
-
 def prompt_token_ids(tokenizer: Any, prompt: str) -> list[int]:
     """Token ids of an already templated prompt (special tokens come from the template itself)."""
     return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
@@ -244,22 +228,7 @@ def load_tokenizer(model: str) -> Any:
     without network: at once, see ``eval.hub``)."""
     from transformers import AutoTokenizer
 
-    from infoppo_cli.eval.hub import hub_error, hub_unavailable, is_local
+    from infoppo_cli.eval.hub import loading
 
-    if not is_local(model):
-        hub_unavailable()
-    try:
+    with loading(f"the tokenizer of {model}", model):
         return AutoTokenizer.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        if not is_local(model):
-            raise hub_error(f"the tokenizer of {model}", exc, HUB_MODEL_ADVICE) from None
-        raise UsageError(f"cannot load the tokenizer of {model!r}: {first_line(exc)}") from exc
-
-
-HUB_MODEL_ADVICE = "pass --model DIR, a downloaded copy of the model"
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (its type when it has none)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

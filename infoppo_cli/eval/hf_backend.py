@@ -10,20 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from infoppo_cli.data.templates import build_prompt
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import (
     HF_BATCH_SIZE,
     Completion,
     GenerationRequest,
     SamplingSettings,
-    build_prompt,
-    first_line,
     load_tokenizer,
     prompt_token_ids,
     sample_seed,
     stop_token_ids,
     trim_at_stop,
 )
+from infoppo_cli.eval.hub import loading
 
 
 class PerSampleSampler:
@@ -77,17 +77,10 @@ class HFBackend:
         self.tokenizer = load_tokenizer(model)
         self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         use_bf16 = self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-        try:
+        with loading(f"the model {model}", model):
             self.model = AutoModelForCausalLM.from_pretrained(
                 model, dtype=torch.bfloat16 if use_bf16 else torch.float32, attn_implementation="sdpa"
             )
-        except (OSError, ValueError) as exc:
-            from infoppo_cli.eval.generation import HUB_MODEL_ADVICE
-            from infoppo_cli.eval.hub import hub_error, is_local
-
-            if not is_local(model):
-                raise hub_error(f"the model {model}", exc, HUB_MODEL_ADVICE) from None
-            raise UsageError(f"cannot load the model {model!r}: {first_line(exc)}") from exc
         self.model.to(self.device).eval()
         self.stop_ids = stop_token_ids(self.tokenizer, self.model.generation_config)
         pad = self.tokenizer.pad_token_id

@@ -11,6 +11,8 @@ missing one fails at once, reported by :func:`hub_error` as one line that says h
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from infoppo_cli.errors import UsageError
@@ -24,10 +26,12 @@ OFFLINE_ADVICE = (
 )
 
 _unreachable: str | None = None
-"""Why this process switched itself to offline mode (``None``: it did not)."""
+"""Why this process switched itself to offline mode; ``""`` when the probe found the Hub answering,
+``None`` before the probe."""
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -39,7 +43,7 @@ def probe(endpoint: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
     try:
         httpx.head(endpoint, timeout=timeout)
     except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {_first_line(exc)}"
+        return f"{type(exc).__name__}: {first_line(exc)}"
     return None
 
 
@@ -66,16 +70,12 @@ def hub_unavailable() -> str | None:
     global _unreachable
     from huggingface_hub import constants
 
-    if _unreachable is not None:
-        return _unreachable
-    if constants.is_offline_mode():
-        return _offline_mode_reason()
-    failure = probe(constants.ENDPOINT)
-    if failure is None:
-        return None
-    _unreachable = f"{constants.ENDPOINT} does not answer: {failure}"
-    go_offline()
-    return _unreachable
+    if _unreachable is None and not constants.is_offline_mode():
+        failure = probe(constants.ENDPOINT)
+        _unreachable = "" if failure is None else f"{constants.ENDPOINT} does not answer: {failure}"
+        if failure is not None:
+            go_offline()
+    return _unreachable or _offline_mode_reason()
 
 
 def is_local(reference: str) -> bool:
@@ -105,7 +105,30 @@ def hub_error(what: str, exc: BaseException, how: str) -> UsageError:
             f"cannot load {what}: not in the local Hugging Face cache, and the Hub cannot be used "
             f"({reason}); {how}; {OFFLINE_ADVICE}"
         )
-    return UsageError(f"cannot load {what}: {_first_line(exc)}; {how}")
+    return UsageError(f"cannot load {what}: {first_line(exc)}; {how}")
+
+
+HUB_MODEL_ADVICE = "pass --model DIR, a downloaded copy of the model"
+
+
+@contextmanager
+def loading(
+    what: str,
+    name: str,
+    errors: tuple[type[BaseException], ...] = (OSError, ValueError),
+    how: str = HUB_MODEL_ADVICE,
+) -> Iterator[None]:
+    """Loading ``what`` ("the model org/m") from ``name``, a local path or a Hub id: a Hub id fails at
+    once when the Hub cannot be used (no retries); any of ``errors`` becomes one :class:`UsageError`
+    line, with ``how`` to go on for a Hub id."""
+    if not is_local(name):
+        hub_unavailable()
+    try:
+        yield
+    except errors as exc:
+        if not is_local(name):
+            raise hub_error(what, exc, how) from None
+        raise UsageError(f"cannot load {what}: {first_line(exc)}") from None
 
 
 def _offline_mode_reason() -> str | None:
@@ -118,7 +141,7 @@ def check_hub_model(model: str, how: str) -> None:
     """Refuse in seconds a Hub model id that can be neither downloaded (the Hub does not answer) nor
     found in the cache. Local paths, a reachable Hub and offline mode set by the user pass unchecked
     (in the last case the later load says what is missing)."""
-    if is_local(model) or (_unreachable is None and _offline_mode_reason()):
+    if is_local(model) or (not _unreachable and _offline_mode_reason()):
         return
     reason = hub_unavailable()
     if reason is not None and not cached_model(model):

@@ -10,11 +10,11 @@ the run ends, so a refused or failed command leaves none behind.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.atomic import refuse_inside_inputs
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.sample_store import SAMPLES_FILE
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings
@@ -35,20 +35,6 @@ def bench_source(name: str, file: str | None, benches_file: str | None = None) -
         return {"file": file}
     hub = {"hf_id": spec.hf_id, "configs": list(spec.configs), "split": spec.split, "revision": spec.revision}
     return {"file": None, **hub}
-
-
-def read_config(out_dir: Path) -> dict[str, Any] | None:
-    """``OUT/eval_config.json`` as saved, or ``None`` when there is none."""
-    path = Path(out_dir) / CONFIG_FILE
-    if not path.exists():
-        return None
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(config, dict) or not isinstance(config["settings"], dict):
-            raise ValueError("not an object with settings")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path} is unreadable ({exc}); remove it or use another --out") from None
-    return config
 
 
 def saved_sources(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -117,27 +103,6 @@ def check_out_dir(out_dir: str | Path, settings: EvalSettings, option: str = "--
             raise UsageError(
                 f"{option} {out_dir} would write over the command's own input {given}; "
                 "choose another output directory"
-            )
-
-
-def refuse_inside_inputs(
-    out_dir: str | Path, inputs: Iterable[str | Path | None], option: str = "--out"
-) -> None:
-    """One :class:`UsageError` line when ``out_dir`` is an input (a model directory, a data file) or
-    lies inside one: writing there would mix results into the command's own input."""
-    target = Path(out_dir).expanduser().resolve()
-    for given in inputs:
-        if given is None:
-            continue
-        source = Path(given).expanduser()
-        if not source.exists():
-            continue  # a Hub id, or a label
-        source = source.resolve()
-        if target == source or source in target.parents:
-            where = "is" if target == source else "is inside"
-            raise UsageError(
-                f"{option} {out_dir} {where} the command's own input {given}; "
-                "choose an output directory outside it"
             )
 
 

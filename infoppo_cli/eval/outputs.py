@@ -99,6 +99,8 @@ def _carried_metrics(run: EvalRun) -> tuple[dict[str, Any], dict[str, Any], dict
     benchmarks; those it lacks (an earlier run stopped before its metrics) are named in a note."""
     import json
 
+    if not run.carried:
+        return {}, {}, {}
     try:
         previous = json.loads((run.out_dir / METRICS_FILE).read_text(encoding="utf-8"))
         old_benches, old_per_problem = previous["benches"], previous.get("per_problem", {})

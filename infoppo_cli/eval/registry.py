@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
 from infoppo_cli.errors import UsageError
 from infoppo_cli.resources import data_dir
 from infoppo_cli.schema import checked, file_problem, read_toml
@@ -34,54 +32,6 @@ RESERVED_NAMES = (ALL, "none", "off")
 LOCAL_SUFFIXES = (".jsonl", ".parquet", ".csv", ".json")
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 """A benchmark name: it becomes part of file names (``details_<name>.parquet``) and metric keys."""
-
-
-class BenchTable(BaseModel):
-    """One ``[NAME]`` table of a registry file, as written: unknown keys are refused."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    title: str
-    hf_id: str = ""
-    task: str = ""
-    """Instead of ``hf_id``: a synthetic task built offline (``infoppo_cli/tasks``), its held-out set."""
-    split: str
-    problem_column: str
-    answer_column: str
-    size: int = Field(ge=1)
-    license: str
-    configs: list[Any] = Field(default_factory=list)
-    revision: str = ""
-    id_column: str = ""
-    answer_format: str = ""
-    notes: str = ""
-    source: str = ""
-
-    @field_validator("title", "split", "problem_column", "answer_column", "license")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("is empty")
-        return value
-
-    @field_validator("hf_id")
-    @classmethod
-    def _hub_id(cls, value: str) -> str:
-        if value and (value.count("/") != 1 or not all(value.split("/"))):
-            raise ValueError("must be a Hub dataset id ORG/NAME")
-        return value
-
-    @model_validator(mode="after")
-    def _one_source(self) -> BenchTable:
-        if bool(self.hf_id) == bool(self.task):
-            raise ValueError("give exactly one of hf_id (a Hub dataset) and task (a built-in task)")
-        return self
-
-    @field_validator("configs")
-    @classmethod
-    def _config_names(cls, value: list[Any]) -> list[Any]:
-        if not all(isinstance(config, str) and config for config in value):
-            raise ValueError("must be a list of config names")
-        return value
 
 
 @dataclass(frozen=True)
@@ -124,6 +74,8 @@ def registry_path() -> Path:
 
 def spec_from_table(name: str, table: Any, where: str) -> BenchSpec:
     """Check one registry table (:class:`BenchTable`; ``where`` names its file) and build it."""
+    from infoppo_cli.eval.bench_table import BenchTable  # pydantic: imported when a registry is read
+
     if not NAME_RULE.fullmatch(name):
         raise file_problem(where, (name,), f"is no benchmark name: {_NAME_ADVICE}")
     checked_table = checked(BenchTable, table, where, (name,))

@@ -24,11 +24,11 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import Completion, GenerationRequest
-from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, read_config, saved_sources
+from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, saved_sources
 from infoppo_cli.eval.responses import Response, grade_responses, prompt_sha, read_responses
 from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
 from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
-from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible
+from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible, read_config
 from infoppo_cli.eval.text import write_json
 
 log = logging.getLogger(__name__)
@@ -172,9 +172,11 @@ def _stored_counts(run: EvalRun) -> dict[tuple[str, str], int]:
     return counts
 
 
-def missing_requests(run: EvalRun, prompts: Mapping[str, str]) -> list[GenerationRequest]:
-    """One request per problem that lacks some of its first ``samples`` samples."""
-    counts = _stored_counts(run)
+def missing_requests(
+    run: EvalRun, prompts: Mapping[str, str], counts: Mapping[tuple[str, str], int]
+) -> list[GenerationRequest]:
+    """One request per problem that lacks some of its first ``samples`` samples (``counts``: how many
+    are stored, :func:`_stored_counts`)."""
     requests = []
     for bench, bench_problems in run.problems.items():
         for problem in bench_problems:
@@ -186,25 +188,21 @@ def missing_requests(run: EvalRun, prompts: Mapping[str, str]) -> list[Generatio
     return requests
 
 
-def _missing_count(run: EvalRun) -> int:
-    total = run.settings.samples * sum(len(ps) for ps in run.problems.values())
-    return total - sum(_stored_counts(run).values())
-
-
 def _generate_missing(run: EvalRun) -> None:
     from infoppo_cli.eval.engines import default_engines
     from infoppo_cli.eval.generation import load_tokenizer, resolve_backend, workload_warning
 
     settings = run.settings
+    counts = _stored_counts(run)
     total = settings.samples * sum(len(ps) for ps in run.problems.values())
-    missing = _missing_count(run)
+    missing = total - sum(counts.values())
     if not missing:
         return
     engines = settings.engines or default_engines(settings.tensor_parallel)
     warning = workload_warning(missing, settings.max_tokens, settings.backend or "vllm", engines)
     if warning:
         log.warning(warning)
-    requests = missing_requests(run, _prompts(run, load_tokenizer(settings.model)))
+    requests = missing_requests(run, _prompts(run, load_tokenizer(settings.model)), counts)
     if missing < total:
         log.info("resuming: %d of %d samples already in %s", total - missing, total, run.store.path)
     backend_name = resolve_backend(settings.backend)
@@ -227,7 +225,7 @@ def _generate_missing(run: EvalRun) -> None:
 
 def _prompts(run: EvalRun, tokenizer: Any) -> dict[str, str]:
     """Every problem's exact prompt text (the same for every backend: the tokenizer's chat template)."""
-    from infoppo_cli.eval.generation import build_prompt, chat_prompt
+    from infoppo_cli.data.templates import build_prompt, chat_prompt
 
     prompts = {
         _key(bench, p.id): build_prompt(tokenizer, p.problem, run.settings.template)

@@ -30,7 +30,6 @@ with the length it was trained with instead (the paper: max tokens = training le
 DEFAULT_GRADE_TIMEOUT = DEFAULT_TIMEOUT
 
 CONFIG_FILE = "eval_config.json"
-ALL_BENCHES = "all"
 
 UPPER_LIMITS = {
     "samples": 100_000,
@@ -194,15 +193,18 @@ def default_out_dir(model: str | None, responses: str | None) -> Path:
     return Path("evals") / (slug or "model")
 
 
-def saved_settings(out_dir: Path) -> dict[str, Any] | None:
-    """The settings recorded in ``OUT/eval_config.json``, or ``None`` when there are none."""
+def read_config(out_dir: Path) -> dict[str, Any] | None:
+    """``OUT/eval_config.json`` as saved (its ``settings`` an object), or ``None`` when there is none."""
     path = Path(out_dir) / CONFIG_FILE
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["settings"]
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(config, dict) or not isinstance(config["settings"], dict):
+            raise ValueError("not an object with settings")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path} is unreadable ({exc}); remove it or use another --out") from exc
+        raise UsageError(f"{path} is unreadable ({exc}); remove it or use another --out") from None
+    return config
 
 
 def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) -> EvalSettings:
@@ -211,11 +213,12 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
     chosen = {name: value for name, value in options.items() if value is not None}
     given_benches = "benches" in chosen
     if resume:
-        saved = saved_settings(out_dir)
-        if saved is None:
+        config = read_config(out_dir)
+        if config is None:
             raise UsageError(
                 f"--resume: {Path(out_dir) / CONFIG_FILE} does not exist, so there is nothing to resume"
             )
+        saved = config["settings"]
         if given_benches:  # a new --bench replaces the saved selection and its files
             saved = {k: v for k, v in saved.items() if k not in ("bench_files", "data_file")}
         chosen = {**{k: v for k, v in saved.items() if v is not None}, **chosen}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from infoppo_cli.data.templates import build_prompt
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import generation
 from infoppo_cli.eval.generation import (
@@ -20,7 +21,6 @@ from infoppo_cli.eval.generation import (
     Completion,
     GenerationRequest,
     SamplingSettings,
-    build_prompt,
     load_tokenizer,
     prompt_token_ids,
     sample_seed,

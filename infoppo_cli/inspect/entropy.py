@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import torch
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.hub import loading
 from infoppo_cli.infotime import token_entropy
 
 HEAD_CHUNK = 256
@@ -27,6 +27,10 @@ HEAD_CHUNK = 256
 
 # Configs whose logits are not plain ``lm_head(hidden)``: then the model's own forward computes them.
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
+
+LOAD_ERRORS = (OSError, ValueError, KeyError, RuntimeError, TypeError)
+"""What transformers raises for a directory that is not a model (a config it cannot read, and so on)."""
+LOAD_ADVICE = "pass --model DIR, a downloaded copy"
 
 
 @dataclass(frozen=True)
@@ -56,29 +60,13 @@ class Policy:
             torch.cuda.empty_cache()
 
 
-@contextmanager
-def _loading(name: str) -> Iterator[None]:
-    """Loading failures as one line; a Hub model without network fails at once (``eval.hub``)."""
-    from infoppo_cli.eval.hub import hub_error, hub_unavailable, is_local
-
-    if not is_local(name):
-        hub_unavailable()
-    try:
-        yield
-    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
-        if not is_local(name):
-            raise hub_error(f"the model {name}", exc, "pass --model DIR, a downloaded copy") from None
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"cannot load the model {name}: {first}") from None
-
-
 def load_tokenizer(name: str) -> Any:
     """The tokenizer of a model directory or Hub id (:class:`UsageError` if it cannot load)."""
     from transformers import AutoTokenizer
 
     if name.startswith(("/", ".", "~")) and not Path(name).expanduser().exists():
         raise UsageError(f"cannot load the model {name}: no such directory")
-    with _loading(name):
+    with loading(f"the model {name}", name, LOAD_ERRORS, LOAD_ADVICE):
         return AutoTokenizer.from_pretrained(name)
 
 
@@ -91,7 +79,7 @@ def load_policy(name: str, device: str | None = None, dtype: torch.dtype | None 
     chosen = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = dtype or (torch.bfloat16 if chosen.type == "cuda" else torch.float32)
     tokenizer = load_tokenizer(name)
-    with _loading(name):
+    with loading(f"the model {name}", name, LOAD_ERRORS, LOAD_ADVICE):
         model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     positions = getattr(model.config, "max_position_embeddings", None)

@@ -27,6 +27,7 @@ from infoppo_cli.inspect.tokens import (
     clock_drift,
     clock_summary,
     figure_min_count,
+    token_stats,
     token_table,
     top_tokens,
 )
@@ -47,7 +48,7 @@ def default_out_dir(responses: str | Path) -> Path:
 
 def rendered_prompts(tokenizer, items: Sequence[Item], template: str) -> list[fwd.Tokenized]:
     """Each item's ids: the prompt rendered as training renders it (template, then chat template)."""
-    from infoppo_cli.eval.generation import build_prompt  # the one prompt builder of training and eval
+    from infoppo_cli.data.templates import build_prompt  # the one prompt builder of training and eval
 
     return [
         fwd.tokenize(tokenizer, build_prompt(tokenizer, item.prompt, template), item.response)
@@ -166,9 +167,10 @@ def write_outputs(
     table = token_table(inspected)
     with atomic_writer(out / "tokens.parquet", "wb") as handle:
         pq.write_table(table, handle)
-    min_count, note = figure_min_count(table, settings.top, settings.min_count)
+    stats = token_stats(table)
+    min_count, note = figure_min_count(stats, settings.top, settings.min_count)
     warnings.add(note)
-    ranking = top_tokens(table, settings.top, min_count)
+    ranking = top_tokens(stats, settings.top, min_count)
     atomic_write_text(out / "top_tokens.csv", _csv(ranking.to_pylist()))
     figure = write_figure(ranking, out / "entropy_tokens.png", min_count)
     summary = {

@@ -53,21 +53,22 @@ def _column(tensors) -> pa.Array:
     return pa.array(np.concatenate(parts) if parts else np.zeros(0, np.float32))
 
 
-def token_counts(table: pa.Table) -> list[int]:
-    """How often each distinct token occurs, most frequent first."""
-    counts = table.group_by("token").aggregate([("token", "count")])["token_count"].to_pylist()
-    return sorted(counts, reverse=True)
+def token_stats(table: pa.Table) -> pa.Table:
+    """One row per distinct token of :func:`token_table`: ``token``, ``entropy_count`` (how often it
+    occurs), ``entropy_mean`` and ``rho_mean``; what :func:`figure_min_count` and :func:`top_tokens` read."""
+    return table.group_by("token").aggregate([("entropy", "mean"), ("entropy", "count"), ("rho", "mean")])
 
 
-def figure_min_count(table: pa.Table, top: int, given: int | None) -> tuple[int, str | None]:
-    """The count a token needs to enter Figure 2, and what a reader should know about it.
+def figure_min_count(stats: pa.Table, top: int, given: int | None) -> tuple[int, str | None]:
+    """The count a token needs to enter Figure 2, and what a reader should know about it
+    (``stats``: :func:`token_stats`).
 
     Given: that count, with a note when no token reaches it. Not given: the paper's 100, lowered on
     a file too small for ``top`` tokens to reach it, down to the count of its ``top``-th most
     frequent token (and the note says so)."""
-    counts = token_counts(table)
+    counts = sorted(stats["entropy_count"].to_pylist(), reverse=True)
     most = counts[0] if counts else 0
-    tokens = f"{table.num_rows:,} tokens, the most frequent seen {_times(most)}"
+    tokens = f"{sum(counts):,} tokens, the most frequent seen {_times(most)}"
     if given is not None:
         if most >= given:
             return given, None
@@ -89,15 +90,15 @@ def _times(count: int) -> str:
     return f"{count} time" if count == 1 else f"{count} times"
 
 
-def top_tokens(table: pa.Table, top: int, min_count: int) -> pa.Table:
+def top_tokens(stats: pa.Table, top: int, min_count: int) -> pa.Table:
     """The paper's Figure 2: the ``top`` tokens with the highest and with the lowest mean entropy among
-    tokens seen at least ``min_count`` times (the paper: 100 each, more than 100 occurrences).
+    tokens seen at least ``min_count`` times (the paper: 100 each, more than 100 occurrences), from
+    :func:`token_stats`.
 
     Columns ``list`` (``high``/``low``), ``rank`` (1 = most extreme), ``token``, ``count``,
     ``mean_entropy``, ``mean_rho``.
     """
-    grouped = table.group_by("token").aggregate([("entropy", "mean"), ("entropy", "count"), ("rho", "mean")])
-    grouped = grouped.filter(pc.greater_equal(grouped["entropy_count"], min_count))
+    grouped = stats.filter(pc.greater_equal(stats["entropy_count"], min_count))
     parts = []
     for name, order in (("high", "descending"), ("low", "ascending")):
         ranked = grouped.sort_by([("entropy_mean", order), ("token", "ascending")]).slice(0, top)

@@ -145,21 +145,11 @@ class InfoPPOTrainer(_UpstreamTrainer):
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
         self.metrics_log.record_step(record, self._eval_due(global_step))
-        result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         every = self.args.ckpt.save_steps
         if self._is_last_step(global_step) and every != float("inf") and global_step % every:
-            self._save_checkpoint_now(global_step, logs_dict, client_states)
-        return result
-
-    def _save_checkpoint_now(self, global_step, logs_dict, client_states) -> None:
-        """The last step's checkpoint, through upstream's own saving (its condition made true once)."""
-        every, self.args.ckpt.save_steps = self.args.ckpt.save_steps, global_step
+            self.args.ckpt.save_steps = global_step  # upstream saves when global_step % save_steps == 0
         try:
-            logging_steps, self.args.logger.logging_steps = self.args.logger.logging_steps, float("inf")
-            try:  # the step's logs went out already: only the checkpoint is wanted here
-                super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
-            finally:
-                self.args.logger.logging_steps = logging_steps
+            return super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         finally:
             self.args.ckpt.save_steps = every
 

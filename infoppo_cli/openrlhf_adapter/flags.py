@@ -176,17 +176,6 @@ def _item_problem(action: argparse.Action, item: Any) -> str | None:
     return None
 
 
-def check_flag_table(flags: dict[str, Any], where: str) -> dict[str, Any]:
-    """``flags`` (a preset's or method's table), once every flag in it is OpenRLHF's and holds a
-    value its parser can take; else a :class:`UsageError` that names ``where``."""
-    for key, value in flags.items():
-        problem = value_problem(key, value)
-        if problem:
-            shown = REDACTED if key in SECRET_FLAGS else repr(value)
-            raise UsageError(f"{where}: {key} = {shown}: {key} {problem}")
-    return flags
-
-
 def _suggestion(key: str) -> str:
     import difflib
 

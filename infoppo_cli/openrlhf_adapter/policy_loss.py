@@ -30,17 +30,18 @@ class InfoPolicyLoss(torch.nn.Module):
     forward as the log-probs, detached; top-k with k rounded up; token-mean over the kept tokens.
     """
 
-    def __init__(
-        self, inner: torch.nn.Module, settings: InfoSettings, fixed_eps: tuple[float, float] = (0.2, 0.2)
-    ) -> None:
+    def __init__(self, inner: torch.nn.Module, settings: InfoSettings) -> None:
         super().__init__()
         self.inner = inner
         self.settings = settings
-        self.fixed_eps = (float(fixed_eps[0]), float(fixed_eps[1]))
-        """OpenRLHF's constant ``(eps_low, eps_high)``: the bounds the clip diagnostics of a
-        fixed-clip method are measured against."""
         self.experience: Any = None
         self.current_entropy: torch.Tensor | None = None
+
+    @property
+    def fixed_eps(self) -> tuple[float, float]:
+        """OpenRLHF's constant ``(eps_low, eps_high)`` (the inner ``PolicyLoss``'s): the bounds the clip
+        diagnostics of a fixed-clip method are measured against."""
+        return float(self.inner.clip_eps_low), float(self.inner.clip_eps_high)
 
     def forward(self, log_probs, old_log_probs, advantages, action_mask=None, **kwargs):  # noqa: D102
         if self.experience is None:
@@ -56,8 +57,8 @@ class InfoPolicyLoss(torch.nn.Module):
         result = self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
         if action_mask is not None:
             ratio = (log_probs.detach().float() - old_log_probs.float()).clamp(-20.0, 20.0).exp()
-            lower = torch.full_like(ratio, 1.0 - self.fixed_eps[0])
-            upper = torch.full_like(ratio, 1.0 + self.fixed_eps[1])
+            eps_low, eps_high = self.fixed_eps
+            lower, upper = torch.full_like(ratio, 1.0 - eps_low), torch.full_like(ratio, 1.0 + eps_high)
             self.experience.info.update(clip_statistics(ratio, advantages, lower, upper, action_mask))
         return result
 
@@ -106,8 +107,7 @@ def _capture_training_entropy(actor: torch.nn.Module, loss: InfoPolicyLoss) -> N
 def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
     """Swap ``trainer.actor_loss_fn`` for :class:`InfoPolicyLoss` and let ``training_step`` hand it
     each micro-batch (an instance-level wrapper; upstream's method body runs unchanged)."""
-    upstream = trainer.actor_loss_fn  # OpenRLHF's PolicyLoss: its constant bounds are the fixed clip's
-    loss = InfoPolicyLoss(upstream, settings, (upstream.clip_eps_low, upstream.clip_eps_high))
+    loss = InfoPolicyLoss(trainer.actor_loss_fn, settings)  # OpenRLHF's PolicyLoss inside
     trainer.actor_loss_fn = loss
     upstream_step = trainer.training_step
     if settings.token_mask == "top_entropy":

@@ -31,10 +31,11 @@ except ImportError:  # loaded by path on a machine where infoppo is not installe
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from infoppo_cli import grading
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV as STYLE_ENV
+from infoppo_cli.openrlhf_adapter.settings import REWARDS
 
 WORKERS_ENV = "INFOPPO_REWARD_WORKERS"
 TIMEOUT_ENV = "INFOPPO_REWARD_TIMEOUT"
-STYLES = ("binary", "signed")
+STYLES = tuple(REWARDS)
 
 _logger = logging.getLogger("infoppo.reward")
 _pool: grading.GradingPool | None = None
@@ -114,7 +115,8 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
     if timeouts:  # also logged per step as rollout/grade_timeout_frac (extra_logs "grade_timeout")
         _logger.warning("infoppo reward: %d of %d responses hit the grading deadline", timeouts, count)
     correct = torch.tensor([1.0 if v.correct else 0.0 for v in verdicts])
-    rewards = correct * 2.0 - 1.0 if reward_style() == "signed" else correct.clone()
+    if_correct, otherwise = REWARDS[reward_style()]
+    rewards = otherwise + (if_correct - otherwise) * correct
 
     def flag(condition: Any) -> torch.Tensor:
         return torch.tensor([1.0 if condition(v) else 0.0 for v in verdicts])

@@ -82,13 +82,21 @@ def final_bars_figure(kind: str, panels: Sequence[tuple[str, list[Bar]]]) -> Any
     return figure
 
 
+def _value_bar(
+    ax: Any, x: float, width: float, value: float, error: float | None, color: Any, label: str
+) -> None:
+    """A bar at ``value`` with its error bar; a non-finite one is drawn empty (it keeps its label in the
+    legend) with a mark saying why it has no height."""
+    if math.isfinite(value):
+        ax.bar(x, value, width, yerr=error, capsize=2, color=color, label=label)
+    else:
+        ax.bar(x, 0, width, color=color, label=label)
+        _mark_nonfinite(ax, x, value)
+
+
 def _draw_bar(ax: Any, x: float, width: float, bar: Bar, color: Any) -> None:
-    if math.isfinite(bar.mean):
-        error = bar.half_width if len(bar.seed_scores) > 1 else None
-        ax.bar(x, bar.mean, width, yerr=error, capsize=2, color=color, label=bar.arm)
-    else:  # an empty bar keeps the arm in the legend; the mark says why there is no height
-        ax.bar(x, 0, width, color=color, label=bar.arm)
-        _mark_nonfinite(ax, x, bar.mean)
+    error = bar.half_width if len(bar.seed_scores) > 1 else None
+    _value_bar(ax, x, width, bar.mean, error, color, bar.arm)
     finite = [score for score in bar.seed_scores if math.isfinite(score)]
     ax.scatter([x] * len(finite), finite, s=8, color="black", zorder=3)
 
@@ -111,14 +119,8 @@ def mean_at_k_figure(bars: Sequence[ScoreBar]) -> Any:
         ax = figure.subplots()
         for bar in bars:
             x = benches.index(bar.bench) + (labels.index(bar.label) - (len(labels) - 1) / 2) * width
-            if math.isfinite(bar.score):
-                error = bar.se if bar.se is not None and math.isfinite(bar.se) else None
-                ax.bar(
-                    x, bar.score, width * 0.9, yerr=error, capsize=2, color=colors[bar.label], label=bar.label
-                )
-            else:
-                ax.bar(x, 0, width * 0.9, color=colors[bar.label], label=bar.label)
-                _mark_nonfinite(ax, x, bar.score)
+            error = bar.se if bar.se is not None and math.isfinite(bar.se) else None
+            _value_bar(ax, x, width * 0.9, bar.score, error, colors[bar.label], bar.label)
         ax.set_xticks(range(len(benches)), benches)
         _accuracy_axis(ax, [bar.score for bar in bars])
         ax.set_ylabel("Mean@k accuracy (%)")

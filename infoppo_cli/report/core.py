@@ -25,7 +25,7 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
 from infoppo_cli.report.curves import KIND_SYMBOLS, build_curves, final_accuracy_bars
 from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
-from infoppo_cli.report.health import Health, assess, broken_runs_markdown, health_notes
+from infoppo_cli.report.health import Health, Healths, assess_all, broken_runs_markdown, health_notes
 from infoppo_cli.report.runs import RunData, read_inputs
 from infoppo_cli.report.seed_means import SEED_MEAN_TITLE, seed_mean_csv, seed_mean_rows
 from infoppo_cli.report.tables import (
@@ -108,17 +108,17 @@ def make_report(
     bench_names(benches_file)  # checks the file before any directory is read
     inputs = read_inputs(dirs)
     runs = inputs.runs
-    healths = [assess(run) for run in runs]
-    notes = list(inputs.notes) + [note for health in healths for note in health_notes(health)]
+    healths = assess_all(runs)  # once per run, for every figure and table
+    notes = list(inputs.notes) + [note for health in healths.values() for note in health_notes(health)]
     benches = eval_benches_of(runs, benches_file)
     out_dir.mkdir(parents=True, exist_ok=True)
     titles = bench_titles(benches, benches_file)
     drawn = _Drawn(out_dir, formats, on_step or (lambda description: None), titles)
-    _draw_training_curves(drawn, runs, benches, notes)
-    _draw_final_accuracy(drawn, runs, benches, inputs.sweep_kinds, notes)
+    _draw_training_curves(drawn, runs, healths, benches, notes)
+    _draw_final_accuracy(drawn, runs, healths, benches, inputs.sweep_kinds, notes)
     _draw_evaluations(drawn, runs, benches)
-    columns, rows = table_rows(runs, benches)
-    mean_columns, mean_rows = seed_mean_rows(runs, benches)
+    columns, rows = table_rows(runs, benches, healths)
+    mean_columns, mean_rows = seed_mean_rows(runs, benches, healths)
     report = Report(
         out_dir=out_dir,
         figures=drawn.files,
@@ -134,9 +134,9 @@ def make_report(
         mean_rows=mean_rows,
         seed_mean_csv=out_dir / "final_metrics_seed_mean.csv" if mean_rows else None,
         seed_mean_md=out_dir / "final_metrics_seed_mean.md" if mean_rows else None,
-        broken=[health for health in healths if health.broken],
+        broken=[health for health in healths.values() if health.broken],
     )
-    _write_tables(report, runs, benches, formats)
+    _write_tables(report, runs, healths, benches, formats)
     return report
 
 
@@ -154,7 +154,7 @@ class _Drawn:
 
 
 def _draw_training_curves(
-    drawn: _Drawn, runs: Sequence[RunData], benches: Sequence[str], notes: list[str]
+    drawn: _Drawn, runs: Sequence[RunData], healths: Healths, benches: Sequence[str], notes: list[str]
 ) -> None:
     if not any(run.steps for run in runs):
         if not all(run.eval_only for run in runs):  # eval directories have no training steps to draw
@@ -164,7 +164,7 @@ def _draw_training_curves(
         notes.append("accuracy figure not drawn: no run has eval_<bench> metrics or eval/metrics.json")
     for spec in _figure_specs(benches, drawn.bench_titles):
         drawn.on_step(spec.stem)
-        panels = [(ylabel, build_curves(runs, key)) for key, ylabel in spec.panels]
+        panels = [(ylabel, build_curves(runs, key, healths)) for key, ylabel in spec.panels]
         if not any(curves for _, curves in panels):
             notes.append(f"{spec.stem} not drawn: no run logged {', '.join(key for key, _ in spec.panels)}")
             continue
@@ -178,6 +178,7 @@ def _draw_training_curves(
 def _draw_final_accuracy(
     drawn: _Drawn,
     runs: Sequence[RunData],
+    healths: Healths,
     benches: Sequence[str],
     sweep_kinds: dict[str, str],
     notes: list[str],
@@ -186,7 +187,7 @@ def _draw_final_accuracy(
         stem = f"final_accuracy_{sweep}"
         drawn.on_step(stem)
         members = [run for run in runs if run.sweep == sweep]
-        panels = [(bench, final_accuracy_bars(members, bench)) for bench in benches]
+        panels = [(bench, final_accuracy_bars(members, bench, healths)) for bench in benches]
         if not any(bars for _, bars in panels):
             notes.append(f"{stem} not drawn: no run of {sweep} has a final accuracy yet")
             continue
@@ -251,16 +252,16 @@ def _nonfinite_bars_note(values: Iterable[float]) -> str:
 
 
 def _write_tables(
-    report: Report, runs: Sequence[RunData], benches: Sequence[str], formats: Sequence[str]
+    report: Report, runs: Sequence[RunData], healths: Healths, benches: Sequence[str], formats: Sequence[str]
 ) -> None:
-    if write_tensorboard_hparams(report.out_dir / TENSORBOARD_DIR, runs, benches) == 0:
+    if write_tensorboard_hparams(report.out_dir / TENSORBOARD_DIR, runs, benches, healths) == 0:
         report.notes.append(f"{TENSORBOARD_DIR}/ not written: no run has final metrics yet")
     atomic_write_text(report.table_csv, table_csv(report.columns, report.rows))
     atomic_write_text(report.table_md, table_markdown(report.columns, report.rows, report.notes))
     if report.seed_mean_csv and report.seed_mean_md:
         atomic_write_text(report.seed_mean_csv, seed_mean_csv(report.mean_columns, report.mean_rows))
         atomic_write_text(report.seed_mean_md, table_markdown(report.mean_columns, report.mean_rows, ()))
-    atomic_write_text(report.hparams_csv, table_csv(*hparams_rows(runs, benches)))
+    atomic_write_text(report.hparams_csv, table_csv(*hparams_rows(runs, benches, healths)))
     atomic_write_text(report.report_md, report_markdown(report, formats))
 
 

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from infoppo_cli.report.health import assess, final_accuracy, plotted_series, settled
+from infoppo_cli.report.health import Healths, final_accuracy, health_of, plotted_series, settled
 from infoppo_cli.report.runs import RunData
 
 KIND_SYMBOLS = {"gamma": "γ", "lambda": "λ", "clip": "ε", "norm": "norm", "components": "method"}
@@ -99,15 +99,17 @@ def breaks_of(steps: Sequence[float], values: Sequence[float]) -> list[float]:
     return [step for i, step in enumerate(steps) if not finite[i] and (i == 0 or finite[i - 1])]
 
 
-def _run_breaks(members: Sequence[RunData]) -> set[float]:
+def _run_breaks(members: Sequence[RunData], healths: Healths | None) -> set[float]:
     """The steps the runs broke at (:func:`health.assess`), shown on every curve of theirs: an accuracy
     evaluated every N steps would otherwise end quietly before the break."""
-    return {step for step in (assess(run).break_step for run in members) if step is not None}
+    broke = (health_of(run, healths).break_step for run in members)
+    return {step for step in broke if step is not None}
 
 
-def build_curves(runs: Sequence[RunData], key: str) -> list[Curve]:
+def build_curves(runs: Sequence[RunData], key: str, healths: Healths | None = None) -> list[Curve]:
     """Curves of ``key``, one per grid point: the mean over its seeds at the steps all of them logged.
-    A seed's NaN (or a step a per-step metric went missing at) makes the mean NaN there: the line breaks."""
+    A seed's NaN (or a step a per-step metric went missing at) makes the mean NaN there: the line breaks.
+    ``healths``: the runs' :func:`health.assess_all`, else each run is assessed here."""
     curves = []
     for members in group_runs([run for run in runs if run.series(key)]).values():
         per_seed = [dict(plotted_series(run, key)) for run in members]
@@ -116,6 +118,7 @@ def build_curves(runs: Sequence[RunData], key: str) -> list[Curve]:
             longest = max(per_seed, key=len)
             per_seed, common = [longest], sorted(longest)
         stats = [mean_ci([series[step] for series in per_seed]) for step in common]
+        breaks = {*breaks_of(common, [mean for mean, _ in stats]), *_run_breaks(members, healths)}
         head = members[0]
         curves.append(
             Curve(
@@ -126,7 +129,7 @@ def build_curves(runs: Sequence[RunData], key: str) -> list[Curve]:
                 steps=common,
                 mean=[mean for mean, _ in stats],
                 half_width=[half for _, half in stats],
-                breaks=sorted({*breaks_of(common, [mean for mean, _ in stats]), *_run_breaks(members)}),
+                breaks=sorted(breaks),
             )
         )
     return curves
@@ -143,12 +146,12 @@ class Bar:
     seed_scores: list[float]
 
 
-def final_accuracy_bars(runs: Sequence[RunData], bench: str) -> list[Bar]:
+def final_accuracy_bars(runs: Sequence[RunData], bench: str, healths: Healths | None = None) -> list[Bar]:
     """A bar per (value, arm) with at least one final accuracy on ``bench``, in grid order; a seed's
     NaN score makes its bar's mean NaN (drawn as a marked gap, not as the other seeds' mean)."""
     bars = []
     for members in group_runs(runs).values():
-        found = (settled(final_accuracy(run, assess(run), bench)[0]) for run in members)
+        found = (settled(final_accuracy(run, health_of(run, healths), bench)[0]) for run in members)
         scores = [score for score in found if score is not None]
         if scores:
             mean, half = mean_ci(scores)

@@ -8,13 +8,12 @@ so rows are named from what the evaluation recorded: ``settings.model`` in ``met
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.settings import CONFIG_FILE
+from infoppo_cli.eval.settings import read_config
 from infoppo_cli.rundir import EVAL_DIR, FINAL_DIR, RunDir, read_manifest, run_of_model
 
 
@@ -34,10 +33,10 @@ def _settings(path: Path, document: dict[str, Any]) -> dict[str, Any]:
     if isinstance(settings, dict):
         return settings
     try:  # an older metrics.json without settings: the eval's saved settings
-        saved = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))["settings"]
-    except (OSError, ValueError, KeyError, TypeError):
+        config = read_config(path)
+    except UsageError:
         return {}
-    return saved if isinstance(saved, dict) else {}
+    return config["settings"] if config is not None else {}
 
 
 def _owner(path: Path, model: str | None) -> RunDir | None:

@@ -14,7 +14,7 @@ taken for a break).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +116,20 @@ def assess(run: RunData, per_step_keys: Sequence[str] = PER_STEP_KEYS) -> Health
         **_missing_fields(run, per_step_keys),
         eval_nonfinite=tuple(b for b, s in scores.items() if s is not None and not math.isfinite(s)),
     )
+
+
+Healths = Mapping[int, Health]
+"""Each run's :func:`assess`, keyed by ``id(run)``: a report assesses each of its runs once."""
+
+
+def assess_all(runs: Iterable[RunData]) -> dict[int, Health]:
+    """:func:`assess` of every run, keyed by ``id(run)`` (read with :func:`health_of`)."""
+    return {id(run): assess(run) for run in runs}
+
+
+def health_of(run: RunData, healths: Healths | None) -> Health:
+    """``run``'s entry in ``healths``, or :func:`assess` of it when there are none."""
+    return assess(run) if healths is None else healths[id(run)]
 
 
 def _nonfinite_fields(run: RunData) -> dict[str, Any]:

@@ -12,7 +12,6 @@ as data, never dropped: it is how a diverged run shows (see :mod:`infoppo_cli.re
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from infoppo_cli.rundir import (
     METRICS_FILE,
     RunDir,
     metric_number,
+    metric_series,
     read_manifest,
     read_metrics_log,
 )
@@ -64,7 +64,7 @@ class RunData:
 
     def series(self, key: str) -> list[tuple[float, float]]:
         """(step, value) pairs of ``key`` in step order, non-finite values included."""
-        return sorted(((row["step"], row[key]) for row in self.steps if key in row), key=lambda pair: pair[0])
+        return metric_series(self.steps, key)
 
     def last_logged(self, key: str) -> tuple[float, float] | None:
         """(step, value) of the last step that logged ``key``; a NaN there is returned, not an earlier
@@ -98,10 +98,6 @@ class ReportInputs:
     """Sweep directory name -> its kind, for the final-accuracy figures."""
     notes: list[str]
     """Warnings: what is missing or malformed, naming the file (and line)."""
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _line_list(numbers: Sequence[int], shown: int = 5) -> str:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.report.curves import group_runs, mean_ci
-from infoppo_cli.report.health import assess, final_accuracy, settled
+from infoppo_cli.report.health import Healths, health_of
 from infoppo_cli.report.runs import RunData
-from infoppo_cli.report.tables import cell_text, drop_empty_columns, table_csv
+from infoppo_cli.report.tables import cell_text, drop_empty_columns, final_values, table_csv
 
 SEED_MEAN_TITLE = "Final metrics, mean over seeds (± 95% CI, n seeds)"
 FINISHED = "done"
@@ -51,25 +51,20 @@ def seed_mean(values: Sequence[float | None]) -> SeedMean | None:
     return SeedMean(mean, half, len(present), sum(not math.isfinite(value) for value in present))
 
 
-def _final_values(run: RunData, benches: Sequence[str]) -> dict[str, float | None]:
-    health = assess(run)
-    values = {bench: settled(final_accuracy(run, health, bench)[0]) for bench in benches}
-    values["reward"] = settled(health.mark(run.last_logged("reward_mean")))
-    values["length"] = settled(health.mark(run.last_logged("response_length_mean")))
-    return values
-
-
-def seed_mean_rows(runs: Sequence[RunData], benches: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
+def seed_mean_rows(
+    runs: Sequence[RunData], benches: Sequence[str], healths: Healths | None = None
+) -> tuple[list[str], list[list[Any]]]:
     """One row per grid point of the sweeps among ``runs``: sweep, value, arm, its finished runs and all
-    its runs, then a :class:`SeedMean` (or ``None``) per benchmark, reward and length."""
+    its runs, then a :class:`SeedMean` (or ``None``) per benchmark, reward and length (each run's
+    :func:`tables.final_values`; ``healths`` as :func:`tables.table_rows` takes them)."""
     metrics = [*benches, "reward", "length"]
     columns = ["sweep", "value", "arm", "done", "runs", *metrics]
     rows = []
     for members in group_runs([run for run in runs if run.sweep is not None]).values():
         finished = [run for run in members if run.status == FINISHED]
-        values = [_final_values(run, benches) for run in finished]
+        values = [final_values(run, health_of(run, healths), benches) for run in finished]
         head = members[0]
-        means = [seed_mean([value[metric] for value in values]) for metric in metrics]
+        means = [seed_mean([value[i] for value in values]) for i in range(len(metrics))]
         rows.append([head.sweep, head.value_label or None, head.arm, len(finished), len(members), *means])
     return drop_empty_columns(columns, rows)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN as TRAINER_BENCHMARK_MEAN
-from infoppo_cli.report.health import Stale, assess, final_accuracy, settled
+from infoppo_cli.report.health import Health, Healths, Stale, final_accuracy, health_of, settled
 from infoppo_cli.report.runs import RunData
 
 PAPER_BENCHES = ("aime24", "aime25")
@@ -68,17 +68,20 @@ def bench_titles(benches: Sequence[str], benches_file: str | Path | None = None)
     return f" Benchmarks: {'; '.join(named)}." if named else ""
 
 
-def table_rows(runs: Sequence[RunData], benches: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
+def table_rows(
+    runs: Sequence[RunData], benches: Sequence[str], healths: Healths | None = None
+) -> tuple[list[str], list[list[Any]]]:
     """Column names and one row per run: identity, last step, where it broke, last logged metrics, final
     accuracies (with the eval's standard error where there is one). A non-finite value is shown as it is;
-    a value from before the run broke is :class:`Stale`. Columns empty for every run are left out."""
+    a value from before the run broke is :class:`Stale`. Columns empty for every run are left out.
+    ``healths``: the runs' :func:`health.assess_all`, else each run is assessed here."""
     columns = ["run", "model", "method", "sweep", "value", "arm", "seed", "status", "steps", "diverged_at"]
     columns += [name for _, name in TABLE_METRICS]
     columns += [name for bench in benches for name in (bench, f"{bench}_se")]
     columns.append("accuracy_from")
     rows = []
     for run in runs:
-        health = assess(run)
+        health = health_of(run, healths)
         accuracies = {bench: final_accuracy(run, health, bench) for bench in benches}
         sources = sorted({source for _, source in accuracies.values() if source})
         cells: dict[str, Any] = {
@@ -159,39 +162,42 @@ def table_markdown(columns: Sequence[str], rows: Sequence[Sequence[Any]], notes:
     return "\n".join(lines) + "\n"
 
 
-def hparams_rows(runs: Sequence[RunData], benches: Sequence[str]) -> tuple[list[str], list[list[Any]]]:
+def final_values(run: RunData, health: Health, benches: Sequence[str]) -> list[float | None]:
+    """``run``'s final accuracy on each of ``benches``, then its final reward and length: NaN for a value
+    from before the run broke (:func:`health.settled`)."""
+    return [
+        *(settled(final_accuracy(run, health, bench)[0]) for bench in benches),
+        *(settled(health.mark(run.last_logged(key))) for key in ("reward_mean", "response_length_mean")),
+    ]
+
+
+def hparams_rows(
+    runs: Sequence[RunData], benches: Sequence[str], healths: Healths | None = None
+) -> tuple[list[str], list[list[Any]]]:
     """One row per run: its identity, every swept or held hyper-parameter, then its final metrics (NaN
     for a run that broke before its last value)."""
     parameters = list(dict.fromkeys(name for run in runs for name in run.parameters))
     columns = ["run", "sweep", "arm", "method", "model", "seed", *parameters, *benches, "reward", "length"]
     rows = []
     for run in runs:
-        health = assess(run)
         rows.append(
             [
-                run.name,
-                run.sweep,
-                run.arm,
-                run.method,
-                run.model,
-                run.seed,
+                *(run.name, run.sweep, run.arm, run.method, run.model, run.seed),
                 *(run.parameters.get(name) for name in parameters),
-                *(settled(final_accuracy(run, health, bench)[0]) for bench in benches),
-                *(
-                    settled(health.mark(run.last_logged(key)))
-                    for key in ("reward_mean", "response_length_mean")
-                ),
+                *final_values(run, health_of(run, healths), benches),
             ]
         )
     return columns, rows
 
 
-def write_tensorboard_hparams(directory: Path, runs: Sequence[RunData], benches: Sequence[str]) -> int:
+def write_tensorboard_hparams(
+    directory: Path, runs: Sequence[RunData], benches: Sequence[str], healths: Healths | None = None
+) -> int:
     """TensorBoard HParams summaries, one sub-directory per run with final metrics (``tensorboard
     --logdir DIR`` opens them in the HParams tab's parallel-coordinates view); returns how many."""
     from torch.utils.tensorboard import SummaryWriter
 
-    columns, rows = hparams_rows(runs, benches)
+    columns, rows = hparams_rows(runs, benches, healths)
     metric_names = {*benches, "reward", "length"}
     written = 0
     for row in rows:

@@ -39,7 +39,14 @@ from infoppo_cli.rundir.manifest import (
     trained_response_length,
     write_manifest,
 )
-from infoppo_cli.rundir.metrics import MetricsLog, metric_number, metrics_line, read_metrics, read_metrics_log
+from infoppo_cli.rundir.metrics import (
+    MetricsLog,
+    metric_number,
+    metric_series,
+    metrics_line,
+    read_metrics,
+    read_metrics_log,
+)
 from infoppo_cli.rundir.model_card import model_card, write_model_card
 
 __all__ = [
@@ -59,6 +66,7 @@ __all__ = [
     "RunDir",
     "manifest_path",
     "metric_number",
+    "metric_series",
     "metrics_line",
     "model_card",
     "read_manifest",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,17 @@ def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
 def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The step records of a ``metrics.jsonl`` (see :func:`read_metrics_log`)."""
     return read_metrics_log(path).records
+
+
+def metric_series(records: Iterable[Mapping[str, Any]], key: str) -> list[tuple[Any, float]]:
+    """(step, value) of each record that logged ``key``, in step order; non-finite values kept, values
+    that are not metrics (:func:`metric_number`) left out."""
+    pairs = []
+    for record in records:
+        value = metric_number(record[key]) if key in record else None
+        if value is not None:
+            pairs.append((record["step"], value))
+    return sorted(pairs, key=lambda pair: pair[0])
 
 
 _NON_FINITE_TEXT = {

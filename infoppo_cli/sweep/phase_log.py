@@ -67,20 +67,29 @@ def attempt_lines(path: Path) -> list[str]:
 
 def failure_line(path: Path) -> str | None:
     """The last attempt's last ``error:`` line, None when it printed none."""
-    errors = [line for line in attempt_lines(path) if line.startswith("error:")]
-    return _shortened(errors[-1]) if errors else None
+    return _last_error(attempt_lines(path))
 
 
 def last_words(path: Path) -> str | None:
     """The last attempt's last line with a letter or digit in it (not a rule or a box edge)."""
-    worded = [line for line in attempt_lines(path) if _WORD.search(line)]
-    return _shortened(worded[-1]) if worded else None
+    return _last_worded(attempt_lines(path))
 
 
 def failure_reason(path: Path, launcher_note: str | None) -> str | None:
     """Why a phase failed, as the sweep records it: the phase's own ``error:`` line, else what its
     launcher knows (a signal, a SLURM timeout), else the last line it printed."""
-    return failure_line(path) or launcher_note or last_words(path)
+    lines = attempt_lines(path)
+    return _last_error(lines) or launcher_note or _last_worded(lines)
+
+
+def _last_error(lines: Sequence[str]) -> str | None:
+    errors = [line for line in lines if line.startswith("error:")]
+    return _shortened(errors[-1]) if errors else None
+
+
+def _last_worded(lines: Sequence[str]) -> str | None:
+    worded = [line for line in lines if _WORD.search(line)]
+    return _shortened(worded[-1]) if worded else None
 
 
 def _shortened(line: str) -> str:

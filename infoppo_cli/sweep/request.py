@@ -2,15 +2,16 @@
 
 Each field of :class:`SweepRequest` carries its command-line declaration (``infoppo_cli.schema.option``),
 from which ``infoppo_cli.cli.options`` builds ``infoppo sweep``'s options (the SLURM options are
-:class:`~infoppo_cli.sweep.slurm.SlurmSettings`' fields). Where the runs go is checked here, before
-anything is planned.
+:class:`SlurmSettings`' fields, declared here so the command line does not import the SLURM launcher).
+Where the runs go is checked here, before anything is planned.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.schema import option
@@ -104,3 +105,59 @@ class SweepRequest:
     def parallel(self, runs: int) -> int:
         """Runs at once: ``--max-parallel``, else every run on SLURM and one elsewhere."""
         return self.max_parallel or (runs if self.chosen_launcher == "slurm" else 1)
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    """What every grid point's job asks SLURM for (``--slurm-*`` options)."""
+
+    partition: str | None = option(
+        None, "SLURM partition.", "--slurm-partition", default_text="the cluster's"
+    )
+    time: str = option("48:00:00", "SLURM time limit per run, HH:MM:SS or D-HH:MM:SS.", "--slurm-time")
+    nodes: int = option(1, "SLURM nodes per training run (one Ray cluster across them).", "--slurm-nodes")
+    gpus_per_node: int = option(8, "GPUs per SLURM node.", "--slurm-gpus-per-node")
+    account: str | None = option(None, "SLURM account to charge.", "--slurm-account", default_text="")
+
+    def timeout_minutes(self) -> int:
+        return slurm_minutes(self.time)
+
+    def executor_parameters(self, name: str) -> dict[str, Any]:
+        """submitit's AutoExecutor parameters (generic names, ``slurm_`` for SLURM-only ones)."""
+        parameters: dict[str, Any] = {
+            "name": name,
+            "timeout_min": self.timeout_minutes(),
+            "nodes": self.nodes,
+            "gpus_per_node": self.gpus_per_node,
+            "tasks_per_node": 1,  # one Ray node per SLURM node
+        }
+        if self.partition:
+            parameters["slurm_partition"] = self.partition
+        if self.account:
+            parameters["slurm_account"] = self.account
+        return parameters
+
+    def describe(self) -> str:
+        parts = [f"partition {self.partition or '(cluster default)'}", f"time {self.time}"]
+        parts += [f"{self.nodes} node(s) x {self.gpus_per_node} GPU(s)"]
+        return ", ".join(parts + ([f"account {self.account}"] if self.account else []))
+
+
+_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+
+
+def slurm_minutes(text: str) -> int:
+    """Minutes of a SLURM time limit: ``MM``, ``HH:MM:SS`` or ``D-HH[:MM[:SS]]`` (sbatch's formats)."""
+    match = _TIME.match(text.strip())
+    if not match:
+        raise UsageError(f"--slurm-time takes HH:MM:SS or D-HH:MM:SS (sbatch's format), got {text!r}")
+    days, first, second, third = (int(group) if group else 0 for group in match.groups())
+    if match.group(1) is None and match.group(3) is None:  # MM alone
+        minutes = first
+    elif match.group(1) is None and match.group(4) is None:  # MM:SS
+        minutes = first + (second > 0)
+    else:  # [D-]HH:MM[:SS]
+        minutes = days * 1440 + first * 60 + second + (third > 0)
+    if minutes < 1:
+        raise UsageError(f"--slurm-time must be at least one minute, got {text!r}")
+    return minutes

@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import shutil
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem, UsageError
-from infoppo_cli.schema import option
 from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.launcher import (
     Handle,
@@ -41,6 +38,7 @@ from infoppo_cli.sweep.launcher import (
     refuse_other_launchers_job,
     resolve_executable,
 )
+from infoppo_cli.sweep.request import SlurmSettings
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord
 
 SLURM_DIR = "slurm"
@@ -52,62 +50,6 @@ NODE_WAIT_S = 300.0
 LOCAL_EXECUTOR_ENV = "INFOPPO_SWEEP_TEST_LOCAL_SLURM"
 """``1`` runs the "SLURM" jobs with submitit's local executor on this machine: for tests only."""
 PROBE_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class SlurmSettings:
-    """What every grid point's job asks SLURM for (``--slurm-*`` options)."""
-
-    partition: str | None = option(
-        None, "SLURM partition.", "--slurm-partition", default_text="the cluster's"
-    )
-    time: str = option("48:00:00", "SLURM time limit per run, HH:MM:SS or D-HH:MM:SS.", "--slurm-time")
-    nodes: int = option(1, "SLURM nodes per training run (one Ray cluster across them).", "--slurm-nodes")
-    gpus_per_node: int = option(8, "GPUs per SLURM node.", "--slurm-gpus-per-node")
-    account: str | None = option(None, "SLURM account to charge.", "--slurm-account", default_text="")
-
-    def timeout_minutes(self) -> int:
-        return slurm_minutes(self.time)
-
-    def executor_parameters(self, name: str) -> dict[str, Any]:
-        """submitit's AutoExecutor parameters (generic names, ``slurm_`` for SLURM-only ones)."""
-        parameters: dict[str, Any] = {
-            "name": name,
-            "timeout_min": self.timeout_minutes(),
-            "nodes": self.nodes,
-            "gpus_per_node": self.gpus_per_node,
-            "tasks_per_node": 1,  # one Ray node per SLURM node
-        }
-        if self.partition:
-            parameters["slurm_partition"] = self.partition
-        if self.account:
-            parameters["slurm_account"] = self.account
-        return parameters
-
-    def describe(self) -> str:
-        parts = [f"partition {self.partition or '(cluster default)'}", f"time {self.time}"]
-        parts += [f"{self.nodes} node(s) x {self.gpus_per_node} GPU(s)"]
-        return ", ".join(parts + ([f"account {self.account}"] if self.account else []))
-
-
-_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
-
-
-def slurm_minutes(text: str) -> int:
-    """Minutes of a SLURM time limit: ``MM``, ``HH:MM:SS`` or ``D-HH[:MM[:SS]]`` (sbatch's formats)."""
-    match = _TIME.match(text.strip())
-    if not match:
-        raise UsageError(f"--slurm-time takes HH:MM:SS or D-HH:MM:SS (sbatch's format), got {text!r}")
-    days, first, second, third = (int(group) if group else 0 for group in match.groups())
-    if match.group(1) is None and match.group(3) is None:  # MM alone
-        minutes = first
-    elif match.group(1) is None and match.group(4) is None:  # MM:SS
-        minutes = first + (second > 0)
-    else:  # [D-]HH:MM[:SS]
-        minutes = days * 1440 + first * 60 + second + (third > 0)
-    if minutes < 1:
-        raise UsageError(f"--slurm-time must be at least one minute, got {text!r}")
-    return minutes
 
 
 def check_slurm_settings(settings: SlurmSettings) -> None:
@@ -172,12 +114,20 @@ class SlurmLauncher:
     poll_interval = 15.0
 
     def __init__(
-        self, out_dir: Path, settings: SlurmSettings, executable: Sequence[str] | None = None
+        self,
+        out_dir: Path,
+        settings: SlurmSettings,
+        executable: Sequence[str] | None = None,
+        *,
+        checked: bool = False,
     ) -> None:
+        """``checked``: the caller already ran :func:`check_slurm_settings` and :func:`require_slurm` (as
+        ``infoppo sweep`` does before the sweep directory is made), so SLURM is not probed again."""
         import submitit
 
-        check_slurm_settings(settings)
-        require_slurm()
+        if not checked:
+            check_slurm_settings(settings)
+            require_slurm()
         self.settings = settings
         self.folder = out_dir / SLURM_DIR
         self.executable = list(executable) if executable else resolve_executable(remote=False)

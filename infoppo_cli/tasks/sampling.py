@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.data.templates import chat_prompt, render_prompt
 from infoppo_cli.grading import grade
 from infoppo_cli.tasks.arithmetic import Problem
-from infoppo_cli.tasks.tokenizer import chat_prompt
 
 MAX_NEW_TOKENS = 16
 
@@ -39,7 +38,6 @@ class Accuracy:
     responses: int
     mean_tokens: float
     finished_share: float
-    seconds: float
 
 
 def sample(
@@ -101,5 +99,4 @@ def heldout_accuracy(
         responses=count,
         mean_tokens=sum(drawn.lengths) / count,
         finished_share=sum(drawn.finished) / count,
-        seconds=drawn.seconds,
     )

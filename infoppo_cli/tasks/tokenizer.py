@@ -61,9 +61,3 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, phrases: Sequence[str
     )
     wrapped.chat_template = CHAT_TEMPLATE
     return wrapped
-
-
-def chat_prompt(tokenizer: Any, prompt: str) -> str:
-    """``prompt`` as the model sees it in training: one user turn and the assistant's opening."""
-    messages = [{"role": "user", "content": prompt}]
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

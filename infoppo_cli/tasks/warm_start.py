@@ -17,7 +17,6 @@ from typing import Any
 
 from infoppo_cli.tasks.arithmetic import Problem
 from infoppo_cli.tasks.teacher import TeacherSpec, teacher_response
-from infoppo_cli.tasks.tokenizer import chat_prompt
 
 IGNORE = -100
 """The label that keeps a position out of the loss (prompt and padding)."""
@@ -152,9 +151,9 @@ def supervised_pass(
 
 
 def _prompt_ids(tokenizer: Any, problems: Sequence[Problem]) -> list[list[int]]:
-    from infoppo_cli.data.templates import render_prompt
+    from infoppo_cli.data.templates import build_prompt
 
-    texts = [chat_prompt(tokenizer, render_prompt(problem.text, "dapo")) for problem in problems]
+    texts = [build_prompt(tokenizer, problem.text, "dapo") for problem in problems]
     return tokenizer(texts, add_special_tokens=False)["input_ids"]
 
 

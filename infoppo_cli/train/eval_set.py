@@ -101,21 +101,33 @@ def training_template(data: str) -> str:
     return "boxed" if prompt.startswith(BOXED_PREFIX) else "raw"
 
 
-def write_eval_prompts(plan: EvalPlan, output_dir: Path, template: str) -> Path | None:
-    """Write ``output_dir/eval-prompts.jsonl`` (atomically) for ``plan``; ``None`` when it is off."""
+def load_eval_problems(plan: EvalPlan) -> dict[str, list[Any]]:
+    """Every benchmark of ``plan`` loaded now (a local file, the Hub's cache, or a ``--benches-file``
+    entry), so that one that cannot load is refused before the run, not hours in."""
     from infoppo_cli.eval.benchmarks import load_bench
+
+    problems = {}
+    for name, file in plan.benches.items():
+        try:
+            problems[name] = load_bench(name, file, plan.benches_file)
+        except UsageError as exc:
+            hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
+            raise UsageError(f"{exc}; {hint}") from None
+    return problems
+
+
+def write_eval_prompts(
+    plan: EvalPlan, output_dir: Path, template: str, problems: dict[str, list[Any]] | None = None
+) -> Path | None:
+    """Write ``output_dir/eval-prompts.jsonl`` (atomically) for ``plan``; ``None`` when it is off.
+    ``problems`` are the benchmarks already loaded by :func:`load_eval_problems` (loaded here if not)."""
     from infoppo_cli.eval.text import dumps
 
     if not plan.benches:
         return None
     lines = []
-    for name, file in plan.benches.items():
-        try:
-            problems = load_bench(name, file, plan.benches_file)
-        except UsageError as exc:
-            hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
-            raise UsageError(f"{exc}; {hint}") from None
-        for problem in problems:
+    for name, bench in (load_eval_problems(plan) if problems is None else problems).items():
+        for problem in bench:
             row = {
                 "prompt": render_prompt(problem.problem, template),
                 "label": problem.answer,

@@ -4,12 +4,12 @@ the first eval point to the last, and where the model, the log and the figures a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.rundir.metrics import metric_number, read_metrics
+from infoppo_cli.rundir import RunDir, metric_series, read_metrics
 
 
 @dataclass(frozen=True)
@@ -26,21 +26,10 @@ class EvalCurve:
         return max(finite, key=lambda point: (point[1], -point[0])) if finite else self.points[-1]
 
 
-def eval_curves(records: Iterable[Mapping[str, Any]], benches: Sequence[str]) -> list[EvalCurve]:
+def eval_curves(records: Sequence[Mapping[str, Any]], benches: Sequence[str]) -> list[EvalCurve]:
     """The benchmarks' accuracy over steps, each with at least one logged value, in ``benches`` order."""
-    records = list(records)
-    curves = []
-    for bench in benches:
-        points = []
-        for record in records:
-            if f"eval_{bench}" not in record:
-                continue
-            value = metric_number(record[f"eval_{bench}"])
-            if value is not None:
-                points.append((int(record["step"]), value))
-        if points:
-            curves.append(EvalCurve(bench, tuple(points)))
-    return curves
+    curves = [EvalCurve(bench, tuple(metric_series(records, f"eval_{bench}"))) for bench in benches]
+    return [curve for curve in curves if curve.points]
 
 
 def _curve_line(curve: EvalCurve, samples: int) -> str:
@@ -58,15 +47,17 @@ def outcome_lines(
     output_dir: Path, status: str, planned_steps: int | None, benches: Sequence[str], samples: int
 ) -> list[str]:
     """The closing lines of a run that ``status`` ("finished", "failed", "interrupted") ended."""
-    records = read_metrics(output_dir / "metrics.jsonl") if (output_dir / "metrics.jsonl").exists() else []
+    run = RunDir(output_dir)
+    log = run.metrics
+    records = read_metrics(log) if log.exists() else []
     trained = [record["step"] for record in records if record.get("step", 0) > 0]
     reached = max(trained, default=0)
     of = f" of {planned_steps}" if planned_steps else ""
     lines = [f"{status}: {output_dir} after {reached}{of} RL step(s)"]
     lines += [_curve_line(curve, samples) for curve in eval_curves(records, benches)]
     if status == "finished":
-        lines.append(f"  model: {output_dir / 'final'}")
+        lines.append(f"  model: {run.final}")
     else:
         lines.append("  continue it from its last checkpoint with the same command and --resume")
-    lines.append(f"  log: {output_dir / 'metrics.jsonl'}; figures: infoppo report {output_dir}")
+    lines.append(f"  log: {log}; figures: infoppo report {output_dir}")
     return lines

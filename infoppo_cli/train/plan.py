@@ -27,7 +27,7 @@ from infoppo_cli.train.eval_set import EvalPlan, eval_plan
 from infoppo_cli.train.length import RunLength, run_length
 from infoppo_cli.train.methods import Method, method
 from infoppo_cli.train.presets import DEVICES, Preset, preset
-from infoppo_cli.train.request import DEFAULT_DATA, TrainRequest
+from infoppo_cli.train.request import DEFAULT_DATA, PREPARE_DATA, TrainRequest
 from infoppo_cli.train.schedule import (
     ACTOR_SCHEDULER,
     CRITIC_SCHEDULER,
@@ -59,12 +59,12 @@ class TrainPlan:
     data: str
     flags: dict[str, Any]
     infotime: dict[str, Any]
+    length: RunLength
+    """How long the run is and what OpenRLHF needs for it (``train/length.py``)."""
     warmup: WarmupPlan | None = None
     """The actor's warm-up; None when ``--set actor.lr_warmup_ratio`` gives it."""
     evaluation: EvalPlan | None = None
     """The in-training evaluation (its ``eval.*`` flags are in ``flags``)."""
-    length: RunLength | None = None
-    """How long the run is and what OpenRLHF needs for it (``train/length.py``)."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know before launching (the run still may)."""
     notes: list[str] = field(default_factory=list)
@@ -74,6 +74,12 @@ class TrainPlan:
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
     """Secrets given with ``--set`` (a wandb key), passed to the launched process in its environment
     only: ``flags`` and ``request`` hold a pointer or ``<redacted>`` (``openrlhf_adapter/flags.py``)."""
+
+    @property
+    def data_to_prepare(self) -> str | None:
+        """The default data file when it does not exist yet (a dry run plans without it), else None."""
+        path = Path(self.data)
+        return self.data if path.is_absolute() and not path.exists() else None
 
     def openrlhf_argv(self) -> list[str]:
         """The OpenRLHF flags as command-line tokens."""
@@ -125,7 +131,7 @@ def _resolve_data(req: TrainRequest, strict: bool) -> str:
     if req.data and _HF_DATASET_ID.match(given) and not path.suffix:
         return given
     if req.data or strict:
-        hint = "create it with `infoppo data prep dapo-math-17k`" if not req.data else "check the path"
+        hint = f"create it with {PREPARE_DATA}" if not req.data else "check the path"
         raise UsageError(f"data file {given} not found; {hint} or pass --data PATH")
     return str(path.resolve())
 
@@ -180,15 +186,14 @@ def _cli_flags(req: TrainRequest) -> dict[str, Any]:
 
 
 def _infotime_settings(
-    algo: Method, req: TrainRequest, out: Path, length: RunLength | None, device: str
+    algo: Method, req: TrainRequest, out: Path, length: RunLength, device: str
 ) -> dict[str, Any]:
     settings: dict[str, Any] = {"method": algo.name, **algo.components(), **algo.infotime}
     for key in ("eps_low_info", "eps_high_info", "norm"):
         if getattr(req, key) is not None:
             settings[key] = getattr(req, key)
-    if length is not None:
-        settings["rl_steps"] = length.rl_steps
-        settings["total_optimizer_steps"] = length.optimizer_steps
+    settings["rl_steps"] = length.rl_steps
+    settings["total_optimizer_steps"] = length.optimizer_steps
     settings["eval_before"] = req.eval_before
     settings["metrics_path"] = str(RunDir(out).metrics)
     if req.address:
@@ -320,8 +325,10 @@ def plan_training(
     infotime = _infotime_settings(algo, req, out, length, device)
     secret_env = openrlhf_flags.secrets_to_environment(flags, dict(os.environ))
     req = replace(req, overrides=openrlhf_flags.redact_argv(req.overrides))
-    plan = TrainPlan(req, chosen, algo, out, data, flags, infotime, warmup, evaluation, secret_env=secret_env)
-    plan.length, plan.notes, plan.cpu_cost = length, [*notes, *length_notes], cpu_cost
+    plan = TrainPlan(
+        req, chosen, algo, out, data, flags, infotime, length, warmup, evaluation, secret_env=secret_env
+    )
+    plan.notes, plan.cpu_cost = [*notes, *length_notes], cpu_cost
     plan.warnings = [*_warnings(steps, warmup, evaluation), *model_warning]
     openrlhf_flags.validate(plan.openrlhf_argv())
     return plan

@@ -19,6 +19,8 @@ from infoppo_cli.schema import option
 from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
 
 DEFAULT_DATA = "data/dapo-math-17k.jsonl"
+PREPARE_DATA = "`infoppo data prep dapo-math-17k`"
+"""The command that writes ``DEFAULT_DATA``."""
 DEFAULT_METHOD = "infoppo"
 DEFAULT_SEED = 42
 NORM_CHOICES = Literal["global", "batch", "sentence"]

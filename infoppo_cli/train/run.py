@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.rundir import Manifest, RunDir, read_manifest, write_manifest, write_model_card
-from infoppo_cli.train.eval_set import training_template, write_eval_prompts
+from infoppo_cli.train.eval_set import load_eval_problems, training_template, write_eval_prompts
 from infoppo_cli.train.plan import TrainPlan
 
 
@@ -81,7 +82,7 @@ def previous_run(plan: TrainPlan) -> Manifest | None:
         raise UsageError(f"cannot resume: {exc}") from None
     if previous is None:
         raise UsageError(f"nothing to resume: {run.manifest} does not exist")
-    steps = plan.length.rl_steps if plan.length else None
+    steps = plan.length.rl_steps
     if status == "finished" and recorded_steps == steps:
         raise UsageError(
             f"{plan.output_dir} already finished its {steps} RL steps; --resume --steps N (N > {steps}) "
@@ -90,25 +91,20 @@ def previous_run(plan: TrainPlan) -> Manifest | None:
     return previous
 
 
-def check_eval_set(plan: TrainPlan) -> None:
-    """Every in-training benchmark must load now (a local file, or the Hub's cache), not hours in."""
-    from infoppo_cli.eval.benchmarks import load_bench
+@dataclass(frozen=True)
+class LaunchCheck:
+    """What :func:`check_launch` found: the resumed run's manifest (``None`` for a new run) and the
+    in-training benchmarks, loaded."""
 
-    for name, file in (plan.evaluation.benches if plan.evaluation else {}).items():
-        try:
-            load_bench(name, file)
-        except UsageError as exc:
-            hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
-            raise UsageError(f"{exc}; {hint}") from None
+    previous: Manifest | None
+    eval_problems: dict[str, list[Any]]
 
 
-def check_launch(plan: TrainPlan) -> Manifest | None:
+def check_launch(plan: TrainPlan) -> LaunchCheck:
     """What a launch would be refused for, checked before anything runs (``--dry-run`` too): the
-    output directory and resume state, and the in-training benchmarks. Returns the resumed run's
-    manifest, if any."""
+    output directory and resume state, and the in-training benchmarks."""
     previous = previous_run(plan)
-    check_eval_set(plan)
-    return previous
+    return LaunchCheck(previous, load_eval_problems(plan.evaluation) if plan.evaluation else {})
 
 
 def require_gpu(plan: TrainPlan) -> None:
@@ -125,14 +121,15 @@ def require_gpu(plan: TrainPlan) -> None:
         )
 
 
-def write_eval_set(plan: TrainPlan) -> Path | None:
+def write_eval_set(plan: TrainPlan, problems: dict[str, list[Any]]) -> Path | None:
     """The in-training eval's prompts in the run directory, unless ``--set eval.dataset`` chose others."""
     if plan.evaluation and plan.flags.get("eval.dataset") == str(RunDir(plan.output_dir).eval_prompts):
-        return write_eval_prompts(plan.evaluation, plan.output_dir, training_template(plan.data))
+        template = training_template(plan.data)
+        return write_eval_prompts(plan.evaluation, plan.output_dir, template, problems)
     return None
 
 
-def run_training(plan: TrainPlan) -> int:
+def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
     """Launch OpenRLHF with infoppo's actors; returns the process's exit code.
 
     ``manifest.json`` is written before the start and updated with the outcome. Ctrl-C reaches the
@@ -140,9 +137,10 @@ def run_training(plan: TrainPlan) -> int:
     """
     if plan.infotime.get("device") != "cpu":
         require_gpu(plan)
-    previous = check_launch(plan)
+    checked = checked or check_launch(plan)
+    previous = checked.previous
     plan.output_dir.mkdir(parents=True, exist_ok=True)
-    write_eval_set(plan)
+    write_eval_set(plan, checked.eval_problems)
     run = RunDir(plan.output_dir)
     started = utc_timestamp()
     first_start = (previous.start_time if previous else None) or started

@@ -80,11 +80,11 @@ def check_local_data(data: str, prompt_key: str, label_key: str) -> None:
 def check_model(model: str) -> None:
     """A model given as a local path (``/``, ``./``, ``../``, ``~``) must exist; a Hub id must be
     downloadable or cached (refused in seconds when the Hub does not answer, ``eval.hub``)."""
-    from infoppo_cli.eval.hub import check_hub_model
+    from infoppo_cli.eval.hub import HUB_MODEL_ADVICE, check_hub_model
 
     if model.startswith(_LOCAL_PREFIXES) and not Path(model).expanduser().exists():
         raise UsageError(f"model path {model} does not exist")
-    check_hub_model(model, "pass --model DIR, a downloaded copy of the model")
+    check_hub_model(model, HUB_MODEL_ADVICE)
 
 
 def _number(flags: dict[str, Any], key: str) -> float | None:

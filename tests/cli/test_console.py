@@ -71,3 +71,11 @@ def test_a_split_table_keeps_each_column_and_row_and_leaves_the_table_whole():
     shown = [column.header for part in parts for column in part.columns[1:]]
     assert shown == [column.header for column in table.columns[1:]]  # every column once, in order
     assert [list(column.cells) for column in table.columns] == before
+
+
+def test_a_warning_line_prints_bracketed_text_as_it_is():
+    from infoppo_cli.cli.console import say
+
+    out = io.StringIO()
+    say("warning", "[openrlhf] extra [bold]x[/bold]", to=FittingConsole(file=out, width=40))
+    assert out.getvalue() == "warning: [openrlhf] extra [bold]x[/bold]\n"  # one line, markup not eaten

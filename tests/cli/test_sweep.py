@@ -114,3 +114,12 @@ def test_the_run_length_reaches_every_train_command(
     for method in ("infoppo", "dapo"):
         assert f"--method {method} --seed 1" in out
     assert out.count("--steps 30") == 2  # the same RL steps for every method of the comparison
+
+
+def test_a_dry_run_shows_what_the_arms_plans_warn_about(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "sweep", "gamma", "--dry-run", "--data", "prompts.jsonl", "--steps", "5")
+    assert code == 0
+    warned = "warning: the 10-step warm-up covers the whole 5-step run: the actor never trains at its full"
+    assert out.count(warned) == 1  # as `train --dry-run --steps 5` says it, once for all arms

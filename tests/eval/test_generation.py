@@ -6,13 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.data.templates import build_prompt, chat_prompt, render_prompt
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.eval import generation
 from infoppo_cli.eval.generation import (
     SamplingSettings,
-    build_prompt,
-    chat_prompt,
     check_model_reference,
     resolve_backend,
     sample_seed,

@@ -190,3 +190,11 @@ def test_a_cached_hub_model_still_evaluates_without_network(tmp_path, monkeypatc
     done = run_infoppo(*args, "--samples", "1", "--max-tokens", "4", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Retrying" not in done.stderr and (tmp_path / "out" / "metrics.json").is_file()
+
+
+def test_a_local_load_failure_is_one_line_and_other_errors_pass_through(tmp_path):
+    with pytest.raises(UsageError) as caught, hub.loading(f"the model {tmp_path}", str(tmp_path)):
+        raise OSError(f"no config.json in {tmp_path}\nmore detail")
+    assert str(caught.value) == f"cannot load the model {tmp_path}: no config.json in {tmp_path}"
+    with pytest.raises(KeyError), hub.loading("the model", str(tmp_path)):  # not a load error here
+        raise KeyError("x")

@@ -14,20 +14,20 @@ from infoppo_cli.inspect.tokens import (
     clock_drift,
     clock_summary,
     figure_min_count,
+    token_stats,
     token_table,
     top_tokens,
 )
 
 
-def _table(rows: list[tuple[str, float]]) -> pa.Table:
-    return pa.table(
-        {"token": [t for t, _ in rows], "entropy": [h for _, h in rows], "rho": [h / 10 for _, h in rows]}
-    )
+def _stats(rows: list[tuple[str, float]]) -> pa.Table:
+    table = {"token": [t for t, _ in rows], "entropy": [h for _, h in rows], "rho": [h / 10 for _, h in rows]}
+    return token_stats(pa.table(table))
 
 
 def test_top_tokens_rank_by_mean_entropy_among_frequent_tokens():
     rows = [("a", 1.0)] * 3 + [("b", 5.0), ("b", 3.0), ("b", 4.0)] + [("c", 0.2)] * 3 + [("rare", 9.0)] * 2
-    top = top_tokens(_table(rows), top=2, min_count=3).to_pylist()
+    top = top_tokens(_stats(rows), top=2, min_count=3).to_pylist()
     high = [r for r in top if r["list"] == "high"]
     low = [r for r in top if r["list"] == "low"]
     assert [(r["token"], r["rank"], r["count"]) for r in high] == [("b", 1, 3), ("a", 2, 3)]
@@ -67,19 +67,19 @@ def test_clock_summary_numbers():
 
 def test_figure_threshold_is_the_paper_s_on_a_large_file():
     rows = [(f"t{i}", 1.0) for i in range(5)] * 150
-    assert figure_min_count(_table(rows), top=5, given=None) == (100, None)
+    assert figure_min_count(_stats(rows), top=5, given=None) == (100, None)
 
 
 def test_figure_threshold_is_lowered_on_a_small_file_and_said():
     rows = [("a", 1.0)] * 7 + [("b", 2.0)] * 4 + [("c", 3.0)] * 2 + [("d", 4.0)]
-    threshold, note = figure_min_count(_table(rows), top=3, given=None)
+    threshold, note = figure_min_count(_stats(rows), top=3, given=None)
     assert threshold == 2  # the 3rd most frequent token, c, is seen twice
     assert "at least 2 times, not the paper's 100" in note and "--min-count" in note
-    assert top_tokens(_table(rows), top=3, min_count=threshold).num_rows == 6
+    assert top_tokens(_stats(rows), top=3, min_count=threshold).num_rows == 6
 
 
 def test_a_given_threshold_is_kept_and_an_empty_figure_is_said():
     rows = [("a", 1.0)] * 7 + [("b", 2.0)] * 4
-    assert figure_min_count(_table(rows), top=3, given=4) == (4, None)
-    threshold, note = figure_min_count(_table(rows), top=3, given=100)
+    assert figure_min_count(_stats(rows), top=3, given=4) == (4, None)
+    threshold, note = figure_min_count(_stats(rows), top=3, given=100)
     assert threshold == 100 and "no token is seen 100 times" in note and "seen 7 times" in note

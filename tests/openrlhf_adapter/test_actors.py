@@ -109,6 +109,24 @@ def test_trainer_merges_in_training_eval_into_the_step_line(tmp_path, monkeypatc
     assert record["reward_mean"] == 0.5 and record["eval_aime24"] == pytest.approx(12.5)
 
 
+def test_the_last_step_is_checkpointed_once_also_off_the_save_steps_grid(tmp_path, monkeypatch):
+    import openrlhf.trainer.ppo_trainer as upstream
+
+    trainer = _bare_trainer(tmp_path, "infoppo")
+    trainer.settings = method_settings("infoppo", rl_steps=3)
+    trainer.args.ckpt.save_steps = 2
+    saved = []
+    trainer.actor_model_group = SimpleNamespace(async_run_method=lambda **kw: saved.append(kw["tag"]) or [])
+    trainer.critic_model_group = None
+    trainer.best_eval_metric_key = trainer.best_eval_metric_value = trainer._latest_eval_metric_value = None
+    monkeypatch.setattr(upstream.ray, "get", lambda refs: refs)
+    for step in (1, 2, 3):
+        trainer.save_logs_and_checkpoints(step, {"rollout/reward_mean": 0.5}, {})
+    assert saved == ["global_step2", "global_step3"]  # step 2 on the grid, step 3 because it is the last
+    assert trainer.args.ckpt.save_steps == 2
+    assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [1, 2, 3]
+
+
 def test_rollout_fixture_is_realistic():
     (exp,) = rollout_experiences(n_experiences=1)
     assert exp.values[~exp.action_mask].abs().sum() == 0

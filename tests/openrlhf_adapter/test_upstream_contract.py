@@ -137,7 +137,7 @@ def fit_closes_only_its_trackers_after_the_loop():
 
 
 def checkpoints_are_saved_every_save_steps():
-    """``InfoPPOTrainer._save_checkpoint_now`` saves the last step through this very condition."""
+    """``InfoPPOTrainer.save_logs_and_checkpoints`` saves the last step through this very condition."""
     from openrlhf.trainer.ppo_trainer import BasePPOTrainer
 
     text = _source(BasePPOTrainer.save_logs_and_checkpoints)
@@ -348,11 +348,12 @@ def the_ring_attention_pool_multiplies_the_token_budget():
 
 
 def prompts_are_rendered_with_the_chat_template_as_eval_renders_them():
-    """``eval/generation.chat_prompt`` renders a problem as OpenRLHF's ``--data.apply_chat_template``."""
+    """``data/templates.chat_prompt`` (eval's and the tasks' prompts) renders a problem as OpenRLHF's
+    ``--data.apply_chat_template``."""
     from openrlhf.datasets.prompts_dataset import preprocess_data
     from tiny_model import _build_tokenizer
 
-    from infoppo_cli.eval.generation import chat_prompt
+    from infoppo_cli.data.templates import chat_prompt
 
     tokenizer = _build_tokenizer()
     text = "What is 2 + 3?"

@@ -16,7 +16,8 @@ from sweep_stand_in import StandIn, write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
-from infoppo_cli.sweep.slurm import LOCAL_EXECUTOR_ENV, RAY_ENV, SLURM_DIR, SlurmSettings, slurm_minutes
+from infoppo_cli.sweep.request import slurm_minutes
+from infoppo_cli.sweep.slurm import LOCAL_EXECUTOR_ENV, RAY_ENV, SLURM_DIR, SlurmSettings
 from infoppo_cli.sweep.state import STATE_FILE, SweepState
 
 RAY_STAND_IN = """

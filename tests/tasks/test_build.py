@@ -12,13 +12,13 @@ import torch
 from tiny_task import tiny_recipe
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.data.templates import chat_prompt, render_prompt
 from infoppo_cli.eval.benchmarks import load_bench
 from infoppo_cli.tasks import TaskRecipe
 from infoppo_cli.tasks.arithmetic import split_problems
 from infoppo_cli.tasks.build import HELDOUT_FILE, MODEL_DIR, TRAIN_FILE, build_task
 from infoppo_cli.tasks.sampling import heldout_accuracy, sample
-from infoppo_cli.tasks.tokenizer import TURN_END, chat_prompt
+from infoppo_cli.tasks.tokenizer import TURN_END
 
 
 def read_rows(path):

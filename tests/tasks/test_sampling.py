@@ -7,16 +7,14 @@ import re
 
 import pytest
 import torch
+from tiny_task import TINY_MODEL
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX, render_prompt
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, Problem, split_problems
 from infoppo_cli.tasks.build import tokenizer_corpus
 from infoppo_cli.tasks.sampling import heldout_accuracy, sample
 from infoppo_cli.tasks.tokenizer import TURN_END, train_tokenizer
-from infoppo_cli.tasks.warm_start import ModelSpec, new_model
-
-TINY = ModelSpec(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                 num_key_value_heads=1, head_dim=16)  # fmt: skip
+from infoppo_cli.tasks.warm_start import new_model
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +51,7 @@ def test_an_oracle_scores_one_and_a_slipping_oracle_zero(task):
 
 def test_responses_stop_at_the_end_of_turn_and_repeat_with_the_seed(task):
     heldout, tokenizer = task
-    model = new_model(TINY, tokenizer)
+    model = new_model(TINY_MODEL, tokenizer)
     prompts = [render_prompt(problem.text) for problem in heldout]
     first = sample(model, tokenizer, prompts, temperature=1.0, seed=3, max_new_tokens=8, batch_size=5)
     again = sample(model, tokenizer, prompts, temperature=1.0, seed=3, max_new_tokens=8, batch_size=5)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from transformers import AutoTokenizer
 
-from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX, render_prompt
+from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX, chat_prompt, render_prompt
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, split_problems
 from infoppo_cli.tasks.build import tokenizer_corpus
-from infoppo_cli.tasks.tokenizer import PAD, TURN_END, chat_prompt, train_tokenizer
+from infoppo_cli.tasks.tokenizer import PAD, TURN_END, train_tokenizer
 
 
 @pytest.fixture(scope="module")

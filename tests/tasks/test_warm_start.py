@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tiny_task import TINY_MODEL
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, split_problems
@@ -16,7 +17,6 @@ from infoppo_cli.tasks.teacher import TeacherSpec
 from infoppo_cli.tasks.tokenizer import train_tokenizer
 from infoppo_cli.tasks.warm_start import (
     IGNORE,
-    ModelSpec,
     WarmStartSpec,
     _batch,
     _lr_factor,
@@ -24,9 +24,6 @@ from infoppo_cli.tasks.warm_start import (
     single_threaded,
     supervised_pass,
 )
-
-TINY = ModelSpec(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                 num_key_value_heads=1, head_dim=16)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +56,7 @@ def test_only_the_reply_is_learnt_and_padding_is_masked():
 
 def test_the_model_is_qwen3_and_stops_at_the_end_of_turn(task):
     _, tokenizer = task
-    model = new_model(TINY, tokenizer)
+    model = new_model(TINY_MODEL, tokenizer)
     assert type(model).__name__ == "Qwen3ForCausalLM"
     assert model.config.vocab_size == len(tokenizer)
     assert model.generation_config.eos_token_id == tokenizer.eos_token_id == model.config.eos_token_id
@@ -68,13 +65,13 @@ def test_the_model_is_qwen3_and_stops_at_the_end_of_turn(task):
 
 def test_the_same_seed_gives_the_same_initial_weights(task):
     _, tokenizer = task
-    first, second = new_model(TINY, tokenizer), new_model(TINY, tokenizer)
+    first, second = new_model(TINY_MODEL, tokenizer), new_model(TINY_MODEL, tokenizer)
     assert all((a == b).all() for a, b in zip(first.parameters(), second.parameters(), strict=True))
 
 
 def test_a_few_steps_lower_the_loss(task):
     train, tokenizer = task
-    model = new_model(TINY, tokenizer)
+    model = new_model(TINY_MODEL, tokenizer)
     spec = WarmStartSpec(steps=30, clean_steps=30, batch_size=8, learning_rate=1e-2, warmup_steps=3,
                          decay_steps=5)  # fmt: skip
     losses = []

@@ -14,7 +14,7 @@ from infoppo_cli.cli import app
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.train.plan import TrainPlan, TrainRequest, plan_training
 from infoppo_cli.train.presets import preset_names
-from infoppo_cli.train.run import manifest, run_training
+from infoppo_cli.train.run import check_launch, manifest, run_training
 
 runner = CliRunner()
 PRESETS = ["qwen3-4b", "qwen3-8b", "qwen3-14b", "llama-3.2-3b-instruct"]
@@ -405,3 +405,24 @@ def test_dapos_ring_attention_uses_every_gpu_of_a_smaller_run(tmp_path):
     assert plan.flags["ds.ring_attn_size"] == 4 and plan.flags["train.max_tokens_per_gpu"] == 10240 + 1024
     assert "ring attention over 4 GPU(s) instead of the recipe's 8: this run has 4" in rows["note"]
     assert rows["micro-batch (training pool)"].startswith(f"up to {4 * 11264:,} tokens")
+
+
+def test_a_benches_file_benchmark_is_checked_before_launch_and_loaded_once(tmp_path, monkeypatch):
+    from infoppo_cli.eval import benchmarks
+
+    toml = tmp_path / "benches.toml"
+    toml.write_text(
+        '[olympiad]\ntitle = "Olympiad"\nhf_id = "me/olympiad"\nsplit = "test"\n'
+        'problem_column = "q"\nanswer_column = "a"\nsize = 1\nlicense = "CC0"\n'
+    )
+    loads = []
+    monkeypatch.setattr(
+        benchmarks, "_rows_from_hub", lambda spec: loads.append(spec) or [{"q": "3?", "a": "3"}]
+    )
+    plan = fake_plan(tmp_path, monkeypatch, "pass", eval_bench="olympiad", benches_file=str(toml))
+    checked = check_launch(plan)  # what `infoppo train` refuses on, before it prints the plan
+    assert [problem.answer for problem in checked.eval_problems["olympiad"]] == ["3"]
+    assert run_training(plan, checked) == 0
+    assert len(loads) == 1  # the launch writes the prompts it checked, without loading them again
+    rows = [json.loads(line) for line in (tmp_path / "run" / "eval-prompts.jsonl").read_text().splitlines()]
+    assert [(row["datasource"], row["label"]) for row in rows] == [("olympiad", "3")]

@@ -99,9 +99,3 @@ def install() -> None:
     ``worker_process_setup_hook`` in every worker of a CPU run)."""
     _install_flash_attn()
     _install_vllm()
-
-
-def is_stand_in(module_name: str = "vllm") -> bool:
-    """Whether ``module_name`` is one of these stand-ins rather than the real package."""
-    module = sys.modules.get(module_name)
-    return module is not None and str(getattr(module, "__file__", "")).startswith("<infoppo import stand-in")

@@ -21,6 +21,8 @@ from pathlib import Path
 import torch
 from openrlhf.utils.deepspeed import DeepspeedStrategy
 
+from infoppo_cli.atomic import atomic_write_text, atomic_writer
+
 CHECKPOINT_FILE = "engine.pt"
 
 
@@ -65,10 +67,9 @@ class CpuTrainEngine(torch.nn.Module):
             "lr_scheduler": self.lr_scheduler.state_dict(),
             "client_state": client_state or {},
         }
-        partial = target / f".{CHECKPOINT_FILE}.{os.getpid()}.tmp"
-        torch.save(state, partial)
-        os.replace(partial, target / CHECKPOINT_FILE)
-        (Path(save_dir) / "latest").write_text(tag, encoding="utf-8")
+        with atomic_writer(target / CHECKPOINT_FILE, "wb") as handle:
+            torch.save(state, handle)
+        atomic_write_text(Path(save_dir) / "latest", tag)
 
     def load_checkpoint(self, load_dir: str, tag: str | None = None) -> tuple[str | None, dict]:
         """Restore weights, optimizer and scheduler from ``load_dir/tag`` (default: ``latest``)."""
