@@ -12,7 +12,15 @@ from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 from infoppo_cli.openrlhf_adapter.checkpoints import rotate_hf_copies
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
-from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN, TrainMetricsLog, step_record
+from infoppo_cli.openrlhf_adapter.full_batches import FullBatches
+from infoppo_cli.openrlhf_adapter.metrics_log import (
+    BENCHMARK_MEAN,
+    OPTIMIZER_STEPS,
+    PROMPTS_TRAINED,
+    RESPONSES_TRAINED,
+    TrainMetricsLog,
+    step_record,
+)
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
@@ -38,6 +46,12 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         install_chunked_entropy(settings.entropy_chunk_size, entropy_gradient=bonus)
         super().init_model_from_pretrained(strategy, *args, **kwargs)
         install_info_loss(self.trainer, settings)
+
+    def fit(self, kl_ctl: float = 0):
+        """Upstream's training on the replay buffer; its status also says how many optimizer steps the
+        DeepSpeed engine has taken in all (what happened, not what the plan expects)."""
+        status = super().fit(kl_ctl)
+        return {**status, OPTIMIZER_STEPS: float(self.actor.model.global_steps)}
 
     def save_checkpoint(self, tag, client_states=None, metric_value=None, metric_key=None):
         """Upstream's save, with the per-step HF copies rotated like the DeepSpeed checkpoints."""
@@ -101,9 +115,9 @@ class InfoPPOTrainer(_UpstreamTrainer):
         ensure_experience_fields()  # this process concatenates and splits experiences too
         super().__init__(*args, **kwargs)
         self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
-        self.rollout_recorder = RolloutRecorder(
-            self.samples_generator, self.args.rollout.n_samples_per_prompt
-        )
+        rollout = self.args.rollout
+        self.rollout_recorder = RolloutRecorder(self.samples_generator, rollout.n_samples_per_prompt)
+        self.full_batches = FullBatches(self.samples_generator, rollout.batch_size * rollout.n_samples_per_prompt)
         self._with_step_budget(self.samples_generator)
         self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward == "signed")
         self.steps_done = 0
@@ -136,6 +150,9 @@ class InfoPPOTrainer(_UpstreamTrainer):
     def train_step(self, rollout_samples, global_step: int):
         status, step = super().train_step(rollout_samples, global_step)
         self.steps_done = step
+        responses = len(rollout_samples)
+        status[RESPONSES_TRAINED] = float(responses)
+        status[PROMPTS_TRAINED] = responses / max(int(self.args.rollout.n_samples_per_prompt), 1)
         return status, step
 
     def save_logs_and_checkpoints(self, global_step, logs_dict=None, client_states=None):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
 from infoppo_cli.openrlhf_adapter.flags import SECRET_FLAGS
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
 from infoppo_cli.resources import require_openrlhf
@@ -43,12 +44,38 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     if settings.device == "cpu":  # before any worker imports OpenRLHF (which imports vLLM)
         runtime_env["worker_process_setup_hook"] = CPU_SETUP_HOOK
         env_vars.setdefault("INFOPPO_REWARD_WORKERS", "1")  # grading beside a CPU model on few cores
+        env_vars[ACCELERATOR_ENV] = "cpu"  # DeepSpeed's CPU accelerator, before any worker imports it
     return runtime_env
 
 
-def start_ray(settings: InfoSettings) -> None:
-    """Join ``settings.ray_address`` or start a local Ray; refuse a cluster without GPUs (unless the
-    run is on the CPU: ``--device cpu``)."""
+def gpus_needed(openrlhf_argv: list[str]) -> int:
+    """The GPUs OpenRLHF's ``train()`` asks Ray for with these flags: the actor's, plus the critic's,
+    the reference model's and the vLLM engines' unless they share GPUs (``train.colocate_*``)."""
+    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
+
+    args, _ = openrlhf_parser().parse_known_args(openrlhf_argv)
+    flag = vars(args)
+
+    def group(role: str) -> int:
+        return int(flag[f"{role}.num_nodes"]) * int(flag[f"{role}.num_gpus_per_node"])
+
+    actor = group("actor")
+    engines = int(flag.get("vllm.num_engines") or 0) * int(flag.get("vllm.tensor_parallel_size") or 1)
+    if flag.get("train.colocate_all"):
+        return max(actor, engines)
+    needed = actor + engines
+    if flag.get("critic.model_name_or_path") and str(flag.get("algo.advantage.estimator")) == "gae":
+        needed += group("critic")
+    uses_reference = float(flag.get("algo.kl.init_coef") or 0) > 0 or bool(flag.get("algo.kl.use_loss"))
+    if uses_reference and not flag.get("train.colocate_actor_ref"):
+        needed += group("ref")
+    return needed
+
+
+def start_ray(settings: InfoSettings, openrlhf_argv: list[str] | None = None) -> None:
+    """Join ``settings.ray_address`` or start a local Ray; refuse, at once and in one line, a cluster
+    with fewer GPUs than the run asks for (Ray would wait for them for ever), unless the run is on the
+    CPU (``--device cpu``)."""
     import ray
 
     options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
@@ -57,10 +84,16 @@ def start_ray(settings: InfoSettings) -> None:
     ray.init(**options)
     if settings.device == "cpu":
         return
-    if ray.cluster_resources().get("GPU", 0) < 1:
+    have = int(ray.cluster_resources().get("GPU", 0))
+    needed = gpus_needed(openrlhf_argv) if openrlhf_argv is not None else 1
+    if have < max(needed, 1):
         ray.shutdown()
         where = f"the Ray cluster at {settings.ray_address}" if settings.ray_address else "this machine"
-        raise SystemExit(f"infoppo: no GPU in {where}; OpenRLHF's PPO trainer needs CUDA GPUs")
+        if have < 1:
+            raise SystemExit(f"infoppo: no GPU in {where}; OpenRLHF's PPO trainer needs CUDA GPUs")
+        raise SystemExit(
+            f"infoppo: the run needs {needed} GPUs and {where} has {have}; lower --nodes/--gpus-per-node"
+        )
 
 
 def install(settings: InfoSettings) -> None:
@@ -110,8 +143,9 @@ def main(argv: list[str] | None = None) -> None:
     if settings.device == "cpu":
         from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 
+        os.environ[ACCELERATOR_ENV] = "cpu"
         install_stand_ins()
-    start_ray(settings)
+    start_ray(settings, openrlhf_argv)
     import ray
 
     try:

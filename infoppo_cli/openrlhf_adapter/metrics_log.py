@@ -32,10 +32,20 @@ STEP_METRICS: dict[str, tuple[str, ...]] = {
     "clip_frac_lower": ("clip_frac_lower",),
     "policy_loss": ("policy_loss",),
     "critic_loss": ("critic_loss",),
+    # DAPO-FT: the share of response tokens whose policy-gradient term is kept (policy_loss.py)
+    "grad_token_frac": ("high_entropy_token_frac",),
+    # DeepSpeed's global norm before clipping at the run's actor.max_norm, of the step's last update
+    "grad_norm": ("actor_grad_norm",),
 }
 """Our metric name -> the keys of OpenRLHF's per-step status dict that give it, first found wins
 (infoppo's per-sample keys arrive through ``experience.info``)."""
 
+
+OPTIMIZER_STEPS = "optimizer_steps"
+"""The actor's optimizer steps so far, read from its DeepSpeed engine (``global_steps``) after the step."""
+RESPONSES_TRAINED = "responses_trained"
+PROMPTS_TRAINED = "prompts_trained"
+"""Responses (and their prompts) the step trained on: after dynamic filtering, a full batch."""
 
 BENCHMARK_MEAN = "eval_mean_over_benches"
 """The mean of ``eval_<bench>_pass1`` over the in-training benchmarks (the mean reward, a fraction for

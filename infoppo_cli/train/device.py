@@ -68,6 +68,7 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
         raise UsageError(
             "--device cpu cannot run ring attention (ds.ring_attn_size > 1): it needs flash-attn"
         )
+    _check_cpu_workers(flags)
     if "flash_attention" in str(flags.get("ds.attn_implementation", "flash_attention_2")):
         raise UsageError(
             "--device cpu needs --set ds.attn_implementation=sdpa (flash-attn has no CPU kernels)"
@@ -86,6 +87,21 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
             "(--preset tiny-cpu), train this one on GPUs"
         )
     return cost
+
+
+def _check_cpu_workers(flags: dict[str, Any]) -> None:
+    """A CPU run trains on this machine: one node, and no more data-parallel workers per model than
+    cores (``--gpus-per-node`` counts CPU workers there)."""
+    import os
+
+    if int(flags["actor.num_nodes"]) != 1:
+        raise UsageError("--device cpu trains on this machine: --nodes must be 1")
+    workers, cores = int(flags["actor.num_gpus_per_node"]), os.cpu_count() or 1
+    if workers > cores:
+        raise UsageError(
+            f"--device cpu: {workers} training workers per model need {workers} cores and this machine "
+            f"has {cores}; lower --gpus-per-node (it counts CPU workers on a CPU run)"
+        )
 
 
 def describe_cost(cost: CpuCost) -> str:

@@ -48,12 +48,13 @@ class RunLength:
 
     def describe_passes(self) -> str:
         used = self.rl_steps * self.prompts_per_step / self.prompts
+        carry = "; a batch left short at the end of a pass is completed from the next (as verl)"
         if self.filtering:
             return (
                 f"up to {self.passes} (train.num_episodes): {used:.3g} without filtering, headroom for "
-                f"keeping 1 group in {FILTER_HEADROOM} (DAPO's max_num_gen_batches)"
+                f"keeping 1 group in {FILTER_HEADROOM} (DAPO's max_num_gen_batches){carry}"
             )
-        return f"{self.passes} (train.num_episodes): {used:.3g} x {self.prompts} prompts"
+        return f"{self.passes} (train.num_episodes): {used:.3g} x {self.prompts} prompts{carry}"
 
 
 def check_int(flags: dict[str, Any], name: str, minimum: int = 1) -> int:
@@ -73,8 +74,9 @@ def check_int(flags: dict[str, Any], name: str, minimum: int = 1) -> int:
 def run_length(flags: dict[str, Any], steps: int, rows: int) -> RunLength:
     """The run of ``steps`` RL steps over ``rows`` prompts with these OpenRLHF flags.
 
-    Refuses (one line) a run that could never update the model: no steps, fewer prompts than one RL
-    step, or an RL step that makes no optimizer step (OpenRLHF's ``max_steps`` would be 0).
+    Refuses (one line) a run that could never update the model: no steps, or an RL step that makes
+    no optimizer step (OpenRLHF's ``max_steps`` would be 0). Data of fewer prompts than one RL step is
+    fine: a batch left short at the end of a pass is completed from the next (``full_batches``).
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"--steps must be an integer >= 1, got {steps!r}")
@@ -83,11 +85,6 @@ def run_length(flags: dict[str, Any], steps: int, rows: int) -> RunLength:
     train_batch = check_int(flags, "train.batch_size")
     epochs = check_int(flags, "train.max_epochs") if "train.max_epochs" in flags else 1
     prompts = min(rows, check_int(flags, "data.max_samples")) if "data.max_samples" in flags else rows
-    if prompts < batch:
-        raise UsageError(
-            f"the data has {prompts} prompt(s), fewer than one RL step (rollout.batch_size {batch}): "
-            "the run would never update the model"
-        )
     per_step = batch * n // train_batch * epochs
     if per_step < 1:
         raise UsageError(

@@ -116,8 +116,9 @@ def _eval_rows(plan: TrainPlan) -> Rows:
 def _device_row(plan: TrainPlan) -> tuple[str, str]:
     if plan.infotime.get("device") == "cpu":
         text = (
-            "infoppo's CPU rollout engine (transformers in a Ray actor, weights from the actor through "
-            "Ray's object store every step) and CPU training strategy (torch AdamW, same scheduler)"
+            "DeepSpeed on its CPU accelerator (gloo; OpenRLHF's strategy, its device mesh and torch.cuda "
+            "calls on the CPU); infoppo's CPU rollout engine in vLLM's place (transformers in a Ray actor, "
+            "weights from the actor through Ray's object store every step instead of NCCL)"
         )
         if plan.cpu_cost is not None:
             text += f"; {describe_cost(plan.cpu_cost)}"
@@ -167,7 +168,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         _device_row(plan),
         ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
         ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
-        ("DeepSpeed ZeRO stage", "none (torch AdamW on the CPU)" if cpu else flags.get("ds.zero_stage")),
+        ("DeepSpeed ZeRO stage / dtype", f"{flags.get('ds.zero_stage', 2)} / {flags.get('ds.param_dtype', 'bf16')}"),
         ("data", plan.data),
         ("seed", flags.get("train.seed")),
         ("Ray", info.get("ray_address") or "embedded local Ray"),

@@ -15,17 +15,23 @@ import torch
 CPU = "cpu"
 
 
-def _no_op(*args, **kwargs) -> None:
-    return None
+def _no_op(name: str):
+    """A distinct do-nothing function per replaced name: torch's compiler keys its rules by function
+    object and refuses one object registered under two names."""
+
+    def no_op(*args, **kwargs) -> None:
+        return None
+
+    no_op.__name__ = no_op.__qualname__ = f"cpu_{name}"
+    return no_op
 
 
 def run_cuda_calls_on_cpu(threads: int | None = None) -> None:
     """Point this process's ``torch.cuda`` calls and OpenRLHF's replay buffers at the CPU
     (idempotent), and let torch use ``threads`` threads (default: Ray's share for this worker)."""
     torch.cuda.current_device = lambda: CPU
-    torch.cuda.synchronize = _no_op
-    torch.cuda.empty_cache = _no_op
-    torch.cuda.set_device = _no_op
+    for name in ("synchronize", "empty_cache", "set_device"):
+        setattr(torch.cuda, name, _no_op(name))
     if threads:
         torch.set_num_threads(threads)
     _cpu_replay_buffers()
