@@ -96,6 +96,27 @@ def _verdicts(queries: list[Any], prompts: list[Any], labels: list[Any]) -> list
     return verdicts
 
 
+def _verdicts_one_by_one_on_failure(
+    queries: list[Any], prompts: list[Any], labels: list[Any], count: int
+) -> list[grading.Verdict]:
+    """The batch's verdicts; when grading the batch raises, each response is graded alone, so that a
+    failure costs only the response that caused it (scored incorrect, counted as ``grade_error``)."""
+    try:
+        return _verdicts(queries, prompts, labels)
+    except Exception:
+        if count <= 1:
+            _logger.exception("infoppo reward: grading failed; the response scores as incorrect")
+            return [grading.Verdict(False, None, "error")] * count
+    verdicts = []
+    for query, prompt, label in zip_longest(queries, prompts, labels):
+        try:
+            verdicts += _verdicts([query], [prompt], [label])
+        except Exception:
+            _logger.exception("infoppo reward: grading one response failed; it scores as incorrect")
+            verdicts.append(grading.Verdict(False, None, "error"))
+    return verdicts
+
+
 def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwargs: Any) -> dict[str, Any]:
     """Score each response 1/0 (or +1/-1): ``{"rewards", "scores", "extra_logs"}`` as OpenRLHF expects.
 
@@ -106,11 +127,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
 
     queries, prompts, labels = list(queries or []), list(prompts or []), list(labels or [])
     count = max(len(queries), len(prompts), len(labels))
-    try:
-        verdicts = _verdicts(queries, prompts, labels)
-    except Exception:
-        _logger.exception("infoppo reward: grading failed; these %d responses score as incorrect", count)
-        verdicts = [grading.Verdict(False, None, "error")] * count
+    verdicts = _verdicts_one_by_one_on_failure(queries, prompts, labels, count)
     timeouts = sum(v.reason == "timeout" for v in verdicts)
     if timeouts:  # also logged per step as rollout/grade_timeout_frac (extra_logs "grade_timeout")
         _logger.warning("infoppo reward: %d of %d responses hit the grading deadline", timeouts, count)

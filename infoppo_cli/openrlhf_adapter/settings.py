@@ -95,6 +95,8 @@ class InfoSettings(Components):
     eps_low_info, eps_high_info: adaptive-clip epsilons (an ``adaptive`` clip needs them).
     norm: entropy normalisation for rho, ``batch``, ``sentence`` or ``global`` (rho needs it).
     top_entropy_frac: the share of highest-entropy tokens that keep a gradient (``top_entropy``).
+    overlong_buffer_frac: DAPO's overlong buffer as a share of the maximum response length (the plan
+      turns it into ``reward.overlong_buffer_len``; read nowhere else).
     rl_steps: the run stops after this many RL steps (0: when OpenRLHF's episodes run out).
     total_optimizer_steps: the learning-rate schedule's length (0: OpenRLHF's ``max_steps``).
     eval_before: evaluate the base model before the first update (step 0) too.
@@ -110,6 +112,7 @@ class InfoSettings(Components):
     eps_high_info: float | None = None
     norm: str | None = None
     top_entropy_frac: float | None = None
+    overlong_buffer_frac: float | None = None
     rl_steps: int = 0
     total_optimizer_steps: int = 0
     eval_before: bool = False

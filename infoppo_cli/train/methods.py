@@ -56,6 +56,7 @@ class InfotimeTable(BaseModel):
     eps_high_info: float | None = None
     norm: Literal[NORM_MODES] | None = None
     top_entropy_frac: float | None = None
+    overlong_buffer_frac: float | None = Field(default=None, gt=0.0, lt=1.0)
 
     @field_validator("eps_low_info", "eps_high_info", "top_entropy_frac")
     @classmethod

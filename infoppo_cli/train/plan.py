@@ -176,6 +176,14 @@ def _derived_flags(
     return flags
 
 
+def _overlong_buffer(algo: Method, chosen: Preset) -> dict[str, Any]:
+    """DAPO's overlong buffer in tokens: its share of the maximum response length (``methods.toml``)."""
+    share = algo.infotime.get("overlong_buffer_frac")
+    if share is None:
+        return {}
+    return {"reward.overlong_buffer_len": max(round(share * chosen.max_response_tokens), 1)}
+
+
 def _cli_flags(req: TrainRequest) -> dict[str, Any]:
     flags: dict[str, Any] = {}
     if req.gamma is not None:
@@ -299,6 +307,7 @@ def plan_training(
     flags.update(recipe)  # the method's recipe beats the preset's generic flags (order kept)
     flags.update(chosen.method_overrides.get(algo.name, {}))
     flags.update(_derived_flags(chosen, algo, req, data, out, seed))
+    flags.update(_overlong_buffer(algo, chosen))
     flags.update(_cli_flags(req))
     every = req.eval_every or chosen.eval_every
     evaluation = eval_plan(req.eval_bench, every, req.eval_samples, benches_file=req.benches_file)

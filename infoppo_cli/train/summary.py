@@ -145,8 +145,13 @@ def _shape_rows(flags: dict[str, Any]) -> Rows:
         rows.append(("not expressible", RECIPE_GAPS))
     if flags.get("reward.overlong_buffer_len"):
         penalty = flags.get("reward.overlong_penalty_factor", 1.0)
+        share = int(flags["reward.overlong_buffer_len"]) / int(flags["rollout.max_new_tokens"])
         rows.append(
-            ("overlong buffer / penalty", f"{flags['reward.overlong_buffer_len']} tokens / {penalty}")
+            (
+                "overlong buffer / penalty",
+                f"{flags['reward.overlong_buffer_len']} tokens ({share:.0%} of the maximum response; "
+                f"verl recipe/dapo: 20%) / {penalty}",
+            )
         )
     return rows
 

@@ -156,6 +156,24 @@ def test_grading_failure_scores_zero_instead_of_raising(reward_module, monkeypat
     assert out["rewards"].tolist() == [0.0] and out["extra_logs"]["grade_error"].tolist() == [1.0]
 
 
+def test_a_grading_failure_costs_only_the_sample_that_caused_it(reward_module, monkeypatch):
+    """A pool that fails on one pair scores that response as incorrect (counted as ``grade_error``);
+    the others of the batch keep their verdicts."""
+    real_pool = reward_module.grading_pool()
+
+    class FailsOnSeven:
+        def grade(self, pairs):
+            if any(gold == "7" for _, gold in pairs):
+                raise RuntimeError("worker died")
+            return real_pool.grade(pairs)
+
+    monkeypatch.setattr(reward_module, "grading_pool", FailsOnSeven)
+    out = rewards_of(reward_module, ["Answer: 540", "Answer: 7", "Answer: 3"], ["540", "7", "4"])
+    assert out["rewards"].tolist() == [1.0, 0.0, 0.0]
+    assert out["extra_logs"]["grade_error"].tolist() == [0.0, 1.0, 0.0]
+    assert out["extra_logs"]["answer_found"].tolist() == [1.0, 0.0, 1.0]
+
+
 def test_openrlhf_single_turn_executor_loads_and_calls_it(monkeypatch):
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 

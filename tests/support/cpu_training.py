@@ -104,9 +104,16 @@ def run_args(argv: list[str]) -> SimpleNamespace:
 
 
 def nudge_weights(worker) -> None:
-    """Runs in an actor worker (``__ray_call__``): a training step's worth of change to every weight."""
+    """Runs in an actor worker (``__ray_call__``): real DeepSpeed optimizer steps on a language-model loss
+    until the weights have moved (the first warm-up step has learning rate 0)."""
     import torch
 
-    with torch.no_grad():
-        for param in worker.actor.model.module.parameters():
-            param.add_(0.01 * torch.randn_like(param))
+    engine = worker.actor.model
+    before = engine.module.lm_head.weight.detach().clone()
+    tokens = torch.randint(0, engine.module.config.vocab_size, (2, 8), generator=torch.Generator().manual_seed(0))
+    for _ in range(5 * worker.strategy.accumulated_gradient):
+        engine.backward(engine(tokens, labels=tokens).loss)
+        engine.step()
+        if engine.is_gradient_accumulation_boundary() and not torch.equal(before, engine.module.lm_head.weight):
+            return
+    raise AssertionError("five optimizer steps left the weights as they were")

@@ -32,14 +32,14 @@ def _args(tmp_path, model_dir, resume=False):
 
 def _start(ray, args, model_dir):
     from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
-    from infoppo_cli.openrlhf_adapter.cpu.strategy import cpu_strategy
+    from openrlhf.utils import get_strategy
     from infoppo_cli.openrlhf_adapter.cpu.workers import CpuActorGroup, CpuPolicyModelActor
 
     engines = create_cpu_engines(
         1, 1, str(model_dir), 0, False, False, True, 256, remote_rm_url=args.reward.remote_url
     )
     group = CpuActorGroup(1, 1, CpuPolicyModelActor)
-    ray.get(group.async_init_model_from_pretrained(cpu_strategy(args), str(model_dir), 10, engines))
+    ray.get(group.async_init_model_from_pretrained(get_strategy(args), str(model_dir), 10, engines))
     return group._actor_handlers[0], engines[0]
 
 
@@ -67,6 +67,6 @@ def test_a_resumed_actor_starts_from_the_saved_weights(local_ray, tmp_path, mode
 
     resumed, engine = _start(local_ray, _args(tmp_path, model_dir, resume=True), model_dir)
     assert local_ray.get(resumed.weights_digest.remote()) == saved != base
-    assert local_ray.get(resumed.get_checkpoint_states.remote()) == {"global_step": 1}
+    assert local_ray.get(resumed.get_checkpoint_states.remote())["global_step"] == 1
     for handle in (resumed, engine):
         local_ray.kill(handle)
