@@ -3,10 +3,14 @@
 The real entry point in a child process: the plan, the launch, OpenRLHF's ``train()`` and trainer,
 its sample generator and dynamic filtering, the CPU rollout engine (which grades with infoppo's
 reward and receives the actor's weights every step), infoppo's experience maker, the actor and critic
-workers with the CPU strategy, OpenRLHF's ``ppo_train``/``training_step``, the in-training eval (the
-task's held-out problems) at step 0 and after, checkpoints and their rotation, ``--resume``, and
-``metrics.jsonl``. The task and its warm-started model are built once per session into a temporary
-cache.
+workers training with OpenRLHF's DeepSpeed strategy on DeepSpeed's CPU accelerator (one worker per
+model, or two data-parallel ones), OpenRLHF's ``ppo_train``/``training_step``, the in-training eval
+(the task's held-out problems) at step 0 and after, DeepSpeed's checkpoints and their rotation,
+``--resume``, and ``metrics.jsonl``. The task and its warm-started model are built once per session
+into a temporary cache.
+
+Each run is checked against what the plan promised, so that a wrong program fails here: the
+optimizer steps the engine took, the reward's values, the trained batch, DAPO-FT's gradient share.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import json
 import math
 
 import pytest
+import torch
 from cli_process import run_infoppo
+from safetensors.torch import load_file
 
 from infoppo_cli.rundir import metric_number, read_metrics
 
@@ -72,10 +78,36 @@ def number(record: dict, key: str) -> float:
     return value
 
 
+OPTIMIZER_STEPS_PER_RL_STEP = 4  # tiny-cpu: 128 responses per RL step, 32 per optimizer step
+SIGNED = {"dapo", "dapo-ft"}  # +1 / -1 rewards; every other method 1 / 0
+
+
+def assert_the_planned_program_ran(method: str, records: list[dict]) -> None:
+    """What the plan promised, read back from what happened."""
+    for record in (r for r in records if "policy_loss" in r):
+        step = record["step"]
+        assert number(record, "optimizer_steps") == OPTIMIZER_STEPS_PER_RL_STEP * step, record
+        assert number(record, "responses_trained") == 128 and number(record, "prompts_trained") == 16
+        accuracy, reward = number(record, "accuracy"), number(record, "reward_mean_kept")
+        expected = 2 * accuracy - 1 if method in SIGNED else accuracy  # responses stay under the buffer
+        assert reward == pytest.approx(expected, abs=1e-6), (method, record)
+        assert number(record, "grad_norm") > 0
+        if method == "dapo-ft":  # the top 20% of each micro-batch's tokens, k rounded up
+            assert 0.2 <= number(record, "grad_token_frac") <= 0.25
+
+
+def assert_the_weights_moved(run, base_model) -> None:
+    trained = load_file(str(run / "final" / "model.safetensors"))
+    base = load_file(str(base_model / "model.safetensors"))
+    assert any(not torch.equal(trained[name], base[name].to(trained[name].dtype)) for name in base)
+
+
 @pytest.mark.parametrize("method", ["infoppo", "dapo"])
-def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(method, tmp_path):
+def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(method, tmp_path, cached_task):
     records = train(tmp_path, method, "--set", "ckpt.max_num=1")
     assert [r["step"] for r in records] == [0, 1, 2]  # the base model's eval, then exactly 2 RL steps
+    assert_the_planned_program_ran(method, records)
+    assert_the_weights_moved(tmp_path / "run", cached_task.model_dir)
     assert set(records[0]) == {"step"} | {k for k in records[0] if k.startswith("eval_")}
     for record in records:
         assert 0.0 <= number(record, "eval_arithmetic") <= 100.0  # Mean@2 on the held-out problems
@@ -92,11 +124,15 @@ def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(method, tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["status"] == "finished" and manifest["config"]["infotime"]["rl_steps"] == 2
     assert (run / "final" / "model.safetensors").is_file()
-    regular = sorted(p.name for p in (run / "ckpt" / "_actor").iterdir() if p.name.startswith("global_step"))
+    actor_ckpt = run / "ckpt" / "_actor"
+    regular = sorted(p.name for p in actor_ckpt.iterdir() if p.name.startswith("global_step"))
     assert regular == ["global_step2"]  # ckpt.max_num=1: step 1's was rotated out
+    assert (actor_ckpt / "global_step2" / "mp_rank_00_model_states.pt").is_file()  # DeepSpeed's layout
+    assert (actor_ckpt / "zero_to_fp32.py").is_file()
 
     resumed = train(tmp_path, method, "--set", "ckpt.max_num=1", "--resume", "--steps", "3")
     assert [r["step"] for r in resumed] == [0, 1, 2, 3]  # continued from step 2's checkpoint to 3
+    assert number(resumed[-1], "optimizer_steps") == 3 * OPTIMIZER_STEPS_PER_RL_STEP  # the engine's own count
     assert number(resumed[-1], "eval_arithmetic") >= 0.0
 
     again = run_infoppo("train", "--replay", str(run), "--output-dir", str(tmp_path / "again"), "--dry-run")
@@ -109,3 +145,16 @@ def test_every_method_runs_on_the_cpu(tmp_path):
         records = train(tmp_path / method, method, "--steps", "1", "--no-eval-before")
         assert [r["step"] for r in records] == [1], method
         number(records[0], "policy_loss")
+        assert_the_planned_program_ran(method, records)
+
+
+def test_two_data_parallel_workers_per_model(tmp_path):
+    """``--gpus-per-node 2`` on a CPU run: two DeepSpeed workers per model, gradients all-reduced over
+    gloo; the same optimizer steps per RL step (each worker takes half of every optimizer step's batch),
+    and each worker saves its ZeRO partition of the optimizer state."""
+    records = train(tmp_path, "ppo", "--steps", "2", "--no-eval-before", "--gpus-per-node", "2")
+    assert [r["step"] for r in records] == [1, 2]
+    assert_the_planned_program_ran("ppo", records)
+    step = tmp_path / "run" / "ckpt" / "_actor" / "global_step2"
+    partitions = sorted(p.name for p in step.glob("*optim_states.pt"))
+    assert partitions == [f"bf16_zero_pp_rank_{rank}_mp_rank_00_optim_states.pt" for rank in (0, 1)]
