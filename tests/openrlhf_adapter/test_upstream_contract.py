@@ -310,7 +310,7 @@ def the_cpu_engines_have_create_vllm_engines_signature():
 
 
 def the_strategy_drives_the_engine_through_three_methods():
-    """``CpuTrainEngine`` answers upstream's ``backward``/``optimizer_step``/``get_grad_norm``."""
+    """The grad-norm metric is DeepSpeed's pre-clip norm, read through the strategy."""
     from openrlhf.utils.deepspeed import DeepspeedStrategy
 
     assert "model.backward" in _calls(DeepspeedStrategy.backward)
@@ -319,7 +319,7 @@ def the_strategy_drives_the_engine_through_three_methods():
 
 
 def the_warm_up_is_a_ratio_of_the_schedule():
-    """``train/schedule.py`` (and ``CpuStrategy``) count the warm-up as upstream does."""
+    """``train/schedule.py`` counts the warm-up as upstream does."""
     from openrlhf.utils.deepspeed import DeepspeedStrategy
 
     text = _source(DeepspeedStrategy._ds_init_train_model)
@@ -361,6 +361,105 @@ def prompts_are_rendered_with_the_chat_template_as_eval_renders_them():
     assert chat_prompt(tokenizer, text) == upstream
 
 
+# --------------------------------------------------------------------------- CPU run, batches, records
+
+
+def the_actor_group_places_workers_by_gpu_bundles():
+    """``CpuActorGroup`` hands upstream a CPU placement group: without one, a group of more than one
+    worker asks Ray for GPU bundles; with one, every worker is scheduled into its bundle."""
+    from openrlhf.trainer.ray.launcher import RayActorGroup
+
+    text = _source(RayActorGroup._initiate_actors)
+    assert "if self._num_gpus_per_node > 1 and pg is None:" in text
+    assert 'bundles = [{"GPU": 1, "CPU": 1}' in text
+    assert "placement_group_bundle_index=rank" in text and "self.ray_actor_type.options" in text
+
+
+def the_replay_buffers_are_built_from_the_module_name():
+    """The CPU replay buffer replaces the name the actor and critic trainers construct their buffer
+    from; upstream's buffer builds its device from ``torch.cuda.current_device()``."""
+    import openrlhf.trainer.ray.ppo_actor as ppo_actor
+    import openrlhf.trainer.ray.ppo_critic as ppo_critic
+    from openrlhf.trainer.ppo_utils.replay_buffer import NaiveReplayBuffer
+
+    for module, trainer in ((ppo_actor, ppo_actor.ActorPPOTrainer), (ppo_critic, ppo_critic.CriticPPOTrainer)):
+        assert _module_imports(module).get("NaiveReplayBuffer") == "ppo_utils"
+        assert "NaiveReplayBuffer" in _calls(trainer.__init__)
+    assert "torch.cuda.current_device" in _source(NaiveReplayBuffer.__init__)
+
+
+def the_strategy_builds_one_cuda_device_mesh():
+    """``cpu/strategy.py`` rebinds the module's ``init_device_mesh``: the strategy's only CUDA call
+    besides ``torch.cuda.set_device`` (pointed at the CPU by ``torch_device``)."""
+    import openrlhf.utils.deepspeed.deepspeed as strategy_module
+
+    assert _module_imports(strategy_module).get("init_device_mesh") == "torch.distributed.device_mesh"
+    setup = _source(strategy_module.DeepspeedStrategy.setup_distributed)
+    assert "init_device_mesh(" in setup and '"cuda"' in setup and "deepspeed.init_distributed" in setup
+
+
+def a_short_batch_ends_the_pass():
+    """``full_batches`` returns no samples for a short batch at the end of a pass: upstream's loop then
+    starts its next pass (a new dataloader iterator) instead of training it."""
+    from openrlhf.trainer.ppo_trainer import PPOTrainer
+    from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+
+    fit = " ".join(_source(PPOTrainer.__ray_actor_class__.fit).split())
+    assert "if not rollout_samples: if is_exhausted: break continue" in fit
+    generate = _source(SamplesGenerator.generate_samples)
+    assert "self._dataloader_iter = iter(self.prompts_dataloader)" in generate
+    assert "return rollout_samples, filter_pass_rate, prompts_consumed, exhausted" in generate
+
+
+def dynamic_filtering_reads_the_scores():
+    """The reward's ``scores`` (always 1/0) decide DAPO's filter; ``rewards`` may be +1/-1."""
+    from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+
+    text = _source(SamplesGenerator._generate_vllm)
+    assert "scores = [e.scores[0].item() for e in experiences]" in text
+
+
+def eval_metrics_are_mean_rewards():
+    """``eval_<bench>_pass1`` is the mean reward: ``metrics_log.eval_fields`` turns a +1/-1 mean into an
+    accuracy."""
+    from openrlhf.trainer.ppo_trainer import compute_eval_metrics
+
+    text = _source(compute_eval_metrics)
+    assert "all_rewards" in text and "_pass1" in text
+
+
+def dynamic_batches_are_built_per_training_pass():
+    """DAPO/DAPO-FT's token-packed micro-batches: the replay buffer rebuilds them in ``ppo_train``."""
+    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer
+
+    assert "self.replay_buffer.setup_dynamic_batch" in _calls(ActorPPOTrainer.ppo_train)
+
+
+def ring_attention_gathers_the_entropy():
+    """DAPO-FT's mask reads ``output.entropy``: under ring attention it is gathered and padded first."""
+    import openrlhf.models.actor as actor_module
+
+    assert "gather_and_pad_tensor(entropy, ring_attn_group" in _source(actor_module.Actor.forward)
+
+
+def the_loss_is_divided_by_batch_num_tokens():
+    """DAPO-FT scales ``batch_num_tokens`` by the kept share so its loss is a mean over kept tokens."""
+    from openrlhf.models.loss import PolicyLoss, aggregate_loss
+
+    assert "batch_num_tokens" in _params(PolicyLoss.forward)
+    assert "return (loss * loss_mask).sum() / batch_num_tokens * dp_size" in _source(aggregate_loss)
+
+
+def the_engine_counts_its_optimizer_steps():
+    """``InfoPolicyModelActor.fit`` reads DeepSpeed's ``global_steps`` after upstream's ``fit``."""
+    from deepspeed.runtime.engine import DeepSpeedEngine
+    from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+
+    assert "self.global_steps += 1" in _source(DeepSpeedEngine._take_model_step)
+    fit = PolicyModelActor.__ray_actor_class__.fit
+    assert _params(fit) == ["self", "kl_ctl"] and "self.trainer.ppo_train" in _calls(fit)
+
+
 UPSTREAM_FORWARD_SHA = "cb801a0aab67c88b"
 """sha256 (first 16 hex) of OpenRLHF 0.11.2's ``PolicyModelActor.forward`` source."""
 
@@ -394,9 +493,81 @@ CONTRACT: list[Callable[[], None]] = [
     micro_batches_are_counted_as_the_validator_counts_them,
     the_ring_attention_pool_multiplies_the_token_budget,
     prompts_are_rendered_with_the_chat_template_as_eval_renders_them,
+    the_actor_group_places_workers_by_gpu_bundles,
+    the_replay_buffers_are_built_from_the_module_name,
+    the_strategy_builds_one_cuda_device_mesh,
+    a_short_batch_ends_the_pass,
+    dynamic_filtering_reads_the_scores,
+    eval_metrics_are_mean_rewards,
+    dynamic_batches_are_built_per_training_pass,
+    ring_attention_gathers_the_entropy,
+    the_loss_is_divided_by_batch_num_tokens,
+    the_engine_counts_its_optimizer_steps,
 ]
 
 
 @pytest.mark.parametrize("touchpoint", CONTRACT, ids=lambda check: check.__name__)
 def test_openrlhf_still_offers(touchpoint):
     touchpoint()
+
+
+def test_every_patch_is_pinned_by_a_touchpoint():
+    from infoppo_cli.openrlhf_adapter.patches import PATCHES
+
+    names = {check.__name__ for check in CONTRACT}
+    assert {patch.pinned_by for patch in PATCHES} <= names
+
+
+def _rebindings(path) -> set[str]:
+    """``module.attribute`` assigned (``m.x = ...`` or ``setattr(m, "x", ...)``) in a source file, for
+    ``m`` an imported module of openrlhf or torch."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:  # `from openrlhf.trainer import ray as m` binds a module too
+                aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+    upstream = ("openrlhf", "torch")
+    found = set()
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = [t for t in node.targets if isinstance(t, ast.Attribute)]
+            pairs = [(ast.unparse(t.value), t.attr) for t in targets]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr" and len(node.args) == 3:
+            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else "*"
+            pairs = [(ast.unparse(node.args[0]), name)]
+        else:
+            continue
+        for owner, attr in pairs:
+            head, _, rest = owner.partition(".")
+            if head in aliases and aliases[head].startswith(upstream):
+                module = aliases[head] + (f".{rest}" if rest else "")
+                found.add(f"{module}.{attr}")
+    return found
+
+
+def test_no_upstream_name_is_rebound_outside_the_patch_table():
+    from pathlib import Path
+
+    import infoppo_cli
+    from infoppo_cli.openrlhf_adapter.patches import rebound_targets
+
+    listed = rebound_targets()
+    package = Path(infoppo_cli.__file__).parent
+    unlisted = {
+        f"{path.relative_to(package)}: {target}"
+        for path in package.rglob("*.py")
+        for target in _rebindings(path)
+        if target not in listed and not target.endswith(".*")
+    }
+    assert not unlisted, "rebound without a row in openrlhf_adapter/patches.py: " + ", ".join(sorted(unlisted))
+
+
+def test_the_rebinding_check_sees_a_rebinding(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("import openrlhf.utils as u\nimport torch\nu.get_strategy = 1\ntorch.cuda.foo = 2\n")
+    assert _rebindings(source) == {"openrlhf.utils.get_strategy", "torch.cuda.foo"}
