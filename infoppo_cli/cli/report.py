@@ -27,6 +27,13 @@ def report_command(
         help="Figure formats, comma-separated among png (300 dpi), pdf, svg (default: png,pdf,svg).",
     ),
     benches_file: BenchesFileOption = None,
+    x_axis: str = typer.Option(
+        "steps",
+        "--x",
+        help="What the figures over training are drawn against: steps (RL steps) or responses (responses "
+        "generated, dropped groups included: methods that generate more per step, as DAPO, on one "
+        "compute axis).",
+    ),
 ) -> None:
     """Draw the paper's figures (accuracy over steps, length, entropy, rho, Gamma_info, clip bounds; final
     accuracy per grid point), print a table of final metrics and write it as CSV and Markdown, hparams.csv,
@@ -48,6 +55,7 @@ def report_command(
             chosen,
             on_step=lambda name: progress.update(task, description=name),
             benches_file=benches_file,
+            x_axis=x_axis,
         )
     if report.mean_rows:
         console.print(seed_mean_table(report.mean_columns, report.mean_rows))

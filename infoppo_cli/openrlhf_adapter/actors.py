@@ -117,7 +117,9 @@ class InfoPPOTrainer(_UpstreamTrainer):
         self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
         rollout = self.args.rollout
         self.rollout_recorder = RolloutRecorder(self.samples_generator, rollout.n_samples_per_prompt)
-        self.full_batches = FullBatches(self.samples_generator, rollout.batch_size * rollout.n_samples_per_prompt)
+        self.full_batches = FullBatches(
+            self.samples_generator, rollout.batch_size * rollout.n_samples_per_prompt
+        )
         self._with_step_budget(self.samples_generator)
         self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward == "signed")
         self.steps_done = 0

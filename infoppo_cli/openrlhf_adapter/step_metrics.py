@@ -24,6 +24,9 @@ from infoppo_cli.infotime import information_density, masked_max_entropy
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 
 UNFILTERED_REWARD = "rollout/reward_mean_unfiltered"
+RESPONSES_GENERATED = "responses_generated"
+"""Responses generated for the step, dropped groups (DAPO's dynamic sampling) included: the compute
+axis of ``infoppo report --x responses``."""
 KEPT_GROUP_FRAC = "rollout/kept_group_frac"
 GRADE_TIMEOUT_FRAC = "rollout/grade_timeout_frac"
 
@@ -72,10 +75,13 @@ class RolloutRecorder:
         if not self._responses:
             return
         rewards, timeouts = zip(*self._responses, strict=True)
+        # a generation that did not fill a batch (the end of a pass) counts towards the step it completes
+        generated = self._pending.get(RESPONSES_GENERATED, 0.0) + len(rewards)
         self._pending = {
             UNFILTERED_REWARD: sum(rewards) / len(rewards),
             GRADE_TIMEOUT_FRAC: sum(timeouts) / len(timeouts),
             KEPT_GROUP_FRAC: kept_groups / prompts,
+            RESPONSES_GENERATED: generated,
         }
 
     def take(self) -> dict[str, float]:

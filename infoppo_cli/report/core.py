@@ -22,6 +22,7 @@ from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
+from infoppo_cli.report.axis import X_AXES, on_responses_axis
 from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
 from infoppo_cli.report.curves import KIND_SYMBOLS, build_curves, final_accuracy_bars
 from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
@@ -96,16 +97,20 @@ def make_report(
     formats: Sequence[str] = FORMATS,
     on_step: Callable[[str], None] | None = None,
     benches_file: str | Path | None = None,
+    x_axis: str = "steps",
 ) -> Report:
     """Read ``dirs``, draw every figure that has data into ``out_dir`` (each in every format) and write
     ``final_metrics.csv``/``.md`` (and ``final_metrics_seed_mean.csv``/``.md`` for sweeps), ``hparams.csv``,
     TensorBoard HParams summaries and ``report.md``. ``on_step(description)`` is called per figure.
     ``benches_file`` adds the user's benchmarks (``--benches-file``) to the registry's: their names count
     as benchmarks and the captions give their titles. A missing or invalid file is a :class:`UsageError`
-    before anything is read or written."""
+    before anything is read or written. ``x_axis`` is what the figures over training are drawn against:
+    ``steps`` (RL steps) or ``responses`` (responses generated, ``report/axis.py``)."""
     from infoppo_cli.eval.benchmarks import bench_names
 
     bench_names(benches_file)  # checks the file before any directory is read
+    if x_axis not in X_AXES:
+        raise UsageError(f"unknown --x {x_axis!r}; choose one of: {', '.join(X_AXES)}")
     inputs = read_inputs(dirs)
     runs = inputs.runs
     healths = assess_all(runs)  # once per run, for every figure and table
@@ -114,7 +119,11 @@ def make_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     titles = bench_titles(benches, benches_file)
     drawn = _Drawn(out_dir, formats, on_step or (lambda description: None), titles)
-    _draw_training_curves(drawn, runs, healths, benches, notes)
+    if x_axis == "responses":
+        on_axis = on_responses_axis(runs, notes)
+        _draw_training_curves(drawn, on_axis, assess_all(on_axis), benches, notes, X_AXES[x_axis])
+    else:
+        _draw_training_curves(drawn, runs, healths, benches, notes)
     _draw_final_accuracy(drawn, runs, healths, benches, inputs.sweep_kinds, notes)
     _draw_evaluations(drawn, runs, benches)
     columns, rows = table_rows(runs, benches, healths)
@@ -154,7 +163,12 @@ class _Drawn:
 
 
 def _draw_training_curves(
-    drawn: _Drawn, runs: Sequence[RunData], healths: Healths, benches: Sequence[str], notes: list[str]
+    drawn: _Drawn,
+    runs: Sequence[RunData],
+    healths: Healths,
+    benches: Sequence[str],
+    notes: list[str],
+    xlabel: str = X_AXES["steps"],
 ) -> None:
     if not any(run.steps for run in runs):
         if not all(run.eval_only for run in runs):  # eval directories have no training steps to draw
@@ -169,7 +183,7 @@ def _draw_training_curves(
             notes.append(f"{spec.stem} not drawn: no run logged {', '.join(key for key, _ in spec.panels)}")
             continue
         drawn.files += draw_curves(
-            drawn.out_dir / spec.stem, spec.title, panels, drawn.formats, log_y=spec.log_y
+            drawn.out_dir / spec.stem, spec.title, panels, drawn.formats, log_y=spec.log_y, xlabel=xlabel
         )
         notes_of_panels = _seeds_note(panels) + _base_model_note(panels) + _breaks_note(panels)
         drawn.captions[spec.stem] = spec.caption + notes_of_panels

@@ -176,12 +176,15 @@ def draw_curves(
     panels: Sequence[tuple[str, list[Curve]]],
     formats: Sequence[str],
     log_y: bool = False,
+    xlabel: str = "training step",
 ) -> list[Path]:
     """Draw :func:`curve_figure` and write it in every format."""
-    return save_figure(curve_figure(title, panels, log_y), stem, formats)
+    return save_figure(curve_figure(title, panels, log_y, xlabel), stem, formats)
 
 
-def curve_figure(title: str, panels: Sequence[tuple[str, list[Curve]]], log_y: bool = False) -> Any:
+def curve_figure(
+    title: str, panels: Sequence[tuple[str, list[Curve]]], log_y: bool = False, xlabel: str = "training step"
+) -> Any:
     """One panel per (y label, curves) with the training step on the x axis. Non-finite values leave a
     gap in their line, and a dotted vertical line in the curve's colour marks each step a curve turned
     non-finite."""
@@ -199,7 +202,7 @@ def curve_figure(title: str, panels: Sequence[tuple[str, list[Curve]]], log_y: b
             for curve in curves:
                 _draw_curve(ax, curve, colors[curve.color_key], styles[curve.arm])
             _show_every_step(ax, [step for curve in curves for step in curve.steps])
-            ax.set_xlabel("training step")
+            ax.set_xlabel(xlabel)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel(ylabel)
             if log_y:

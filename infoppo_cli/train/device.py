@@ -68,7 +68,6 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
         raise UsageError(
             "--device cpu cannot run ring attention (ds.ring_attn_size > 1): it needs flash-attn"
         )
-    _check_cpu_workers(flags)
     if "flash_attention" in str(flags.get("ds.attn_implementation", "flash_attention_2")):
         raise UsageError(
             "--device cpu needs --set ds.attn_implementation=sdpa (flash-attn has no CPU kernels)"
@@ -86,6 +85,7 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
             f"{cost.step_seconds / 3600:,.1f} hours per RL step here; CPU runs are for tiny models "
             "(--preset tiny-cpu), train this one on GPUs"
         )
+    _check_cpu_workers(flags)
     return cost
 
 

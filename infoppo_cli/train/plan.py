@@ -254,14 +254,25 @@ def _length_and_warmup(
 
 def _sequence_parallel(flags: dict[str, Any], overrides: dict[str, Any]) -> list[str]:
     """Fit the method's ring-attention group (DAPO's 8-GPU sequence-parallel pool) to the run's GPUs:
-    with fewer, use all of them (a group must divide the GPUs); returns what was changed."""
+    with fewer, use the largest group that divides them, and give each GPU proportionally more tokens,
+    so that a micro-batch (DAPO-FT's top-20% pool) holds as many tokens as the recipe's; returns what
+    was changed."""
     wanted = int(flags.get("ds.ring_attn_size", 1))
     gpus = int(flags["actor.num_nodes"]) * int(flags["actor.num_gpus_per_node"])
     if wanted <= 1 or "ds.ring_attn_size" in overrides or gpus % wanted == 0:
         return []
     size = max(d for d in range(1, min(wanted, gpus) + 1) if gpus % d == 0)
     flags["ds.ring_attn_size"] = size
-    return [f"ring attention over {size} GPU(s) instead of the recipe's {wanted}: this run has {gpus}"]
+    notes = [f"ring attention over {size} GPU(s) instead of the recipe's {wanted}: this run has {gpus}"]
+    if flags.get("train.dynamic_batch_enable") and "train.max_tokens_per_gpu" not in overrides:
+        pool = int(flags["train.max_tokens_per_gpu"]) * wanted
+        flags["train.max_tokens_per_gpu"] = -(-pool // size)  # ceil: the pool never shrinks
+        notes.append(
+            f"train.max_tokens_per_gpu {flags['train.max_tokens_per_gpu']:,} (the recipe's per-GPU tokens x "
+            f"{wanted}/{size}), so that a micro-batch still pools {pool:,} tokens as the recipe's "
+            f"{wanted}-GPU sequence-parallel group does (more activation memory per GPU)"
+        )
+    return notes
 
 
 def _warnings(plan_steps: int, warmup: WarmupPlan | None, evaluation: EvalPlan) -> list[str]:

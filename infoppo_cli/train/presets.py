@@ -16,8 +16,8 @@ from infoppo_cli.train.eval_set import DEFAULT_EVERY
 from infoppo_cli.train.methods import METHODS_FILE, FlagValues, checked_flags
 
 DEVICES = ("cuda", "cpu")
-"""``cuda``: vLLM and DeepSpeed on GPUs. ``cpu``: infoppo's CPU rollout engine and training strategy
-in their place (``openrlhf_adapter/cpu``), for a tiny model on any machine."""
+"""``cuda``: vLLM and DeepSpeed on GPUs. ``cpu``: DeepSpeed on its CPU accelerator and infoppo's CPU
+rollout engine in vLLM's place (``openrlhf_adapter/cpu``), for a tiny model on any machine."""
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,10 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         _device_row(plan),
         ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
         ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
-        ("DeepSpeed ZeRO stage / dtype", f"{flags.get('ds.zero_stage', 2)} / {flags.get('ds.param_dtype', 'bf16')}"),
+        (
+            "DeepSpeed ZeRO stage / dtype",
+            f"{flags.get('ds.zero_stage', 2)} / {flags.get('ds.param_dtype', 'bf16')}",
+        ),
         ("data", plan.data),
         ("seed", flags.get("train.seed")),
         ("Ray", info.get("ray_address") or "embedded local Ray"),

@@ -106,3 +106,43 @@ def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_pa
     assert done.returncode != 0
     assert "infoppo: no GPU in this machine" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "needed"),
+    [
+        (["--actor.num_gpus_per_node", "8", "--train.colocate_all", "--vllm.num_engines", "8"], 8),
+        (["--actor.num_gpus_per_node", "2", "--vllm.num_engines", "2"], 4),
+        (
+            [
+                "--actor.num_gpus_per_node",
+                "2",
+                "--critic.num_gpus_per_node",
+                "2",
+                "--vllm.num_engines",
+                "1",
+                "--critic.model_name_or_path",
+                "m",
+            ],
+            5,
+        ),
+        (
+            ["--actor.num_gpus_per_node", "2", "--ref.num_gpus_per_node", "2", "--algo.kl.init_coef", "0.01"],
+            4,
+        ),
+    ],
+)
+def test_the_gpus_a_run_asks_for_are_counted_before_ray_waits_for_them(flags, needed):
+    """``start_ray`` refuses at once a cluster with fewer GPUs than this count (Ray would wait for ever)."""
+    from infoppo_cli.openrlhf_adapter.launch import gpus_needed
+
+    argv = [
+        "--actor.model_name_or_path",
+        "m",
+        "--critic.num_gpus_per_node",
+        "8",
+        "--ref.num_gpus_per_node",
+        "8",
+    ]
+    argv += ["--algo.kl.init_coef", "0"] if "--algo.kl.init_coef" not in flags else []
+    assert gpus_needed([*argv, *flags]) == needed

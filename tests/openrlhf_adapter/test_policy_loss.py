@@ -201,3 +201,56 @@ def test_behaviour_follows_the_components_not_the_name(name):
     fixed.experience = experience
     upstream = PolicyLoss(0.2, 0.28)(new, old, adv, action_mask=mask)[0]
     assert torch.equal(fixed(new, old, adv, action_mask=mask)[0], upstream)
+
+
+def _fork_top_mask(entropy: torch.Tensor, mask: torch.Tensor, ratio: float) -> torch.Tensor:
+    """The 80/20 fork's rule written out directly: over every response token of one micro-batch,
+    keep the ``max(1, int(n * ratio + 0.9999))`` highest entropies."""
+    flat = [(float(entropy[row, col]), row, col) for row, col in mask.nonzero().tolist()]
+    k = max(1, int(len(flat) * ratio + 0.9999))
+    keep = torch.zeros_like(mask, dtype=torch.bool)
+    for _, row, col in sorted(flat, key=lambda item: -item[0])[:k]:
+        keep[row, col] = True
+    return keep
+
+
+@pytest.mark.parametrize("gpus", [8, 4, 6])
+def test_dapo_ft_pools_the_recipes_micro_batches_whatever_the_gpu_count(gpus):
+    """The plan keeps a micro-batch at the recipe's ``8 x (prompt + response)`` tokens on 4 or 6 GPUs
+    (more tokens per GPU, ``plan._sequence_parallel``); OpenRLHF packs one DP rank's responses into
+    micro-batches of that budget (``get_minimum_num_micro_batch_size``,
+    ``get_seqlen_balanced_partitions``); on each, the loss keeps exactly the fork's top 20%."""
+    from openrlhf.models.loss import PolicyLoss
+    from openrlhf.utils.seqlen_balancing import (
+        get_minimum_num_micro_batch_size,
+        get_seqlen_balanced_partitions,
+    )
+
+    from infoppo_cli.train.plan import _sequence_parallel
+
+    longest = 1024 + 12288  # the 14B preset's prompt + response budget
+    flags = {
+        "ds.ring_attn_size": 8,
+        "actor.num_nodes": 1,
+        "actor.num_gpus_per_node": gpus,
+        "train.dynamic_batch_enable": True,
+        "train.max_tokens_per_gpu": longest,
+    }
+    _sequence_parallel(flags, overrides={})
+    ring, per_gpu = flags["ds.ring_attn_size"], flags["train.max_tokens_per_gpu"]
+    assert 8 * longest <= ring * per_gpu < 8 * longest + ring  # the recipe's pool, rounded up
+
+    g = torch.Generator().manual_seed(gpus)
+    lengths = (torch.randint(300, 12000, (32,), generator=g)).tolist()  # one rank's 32 responses (scaled)
+    count = get_minimum_num_micro_batch_size(lengths, per_gpu, ring, 1)
+    groups = get_seqlen_balanced_partitions(lengths, count, equal_size=False)
+    assert sum(len(group) for group in groups) == len(lengths)
+    for group in groups:
+        assert sum(lengths[i] for i in group) <= ring * per_gpu
+        width = max(lengths[i] for i in group) // 100  # scaled down: 1 column per 100 tokens
+        mask = torch.stack([torch.arange(width) < lengths[i] // 100 for i in group])
+        entropy = torch.rand(len(group), width, generator=g) * mask
+        loss_fn = InfoPolicyLoss(PolicyLoss(0.2, 0.28), DAPO_FT)
+        loss_fn.experience, loss_fn.current_entropy = SimpleNamespace(info={}), entropy
+        kept, _ = loss_fn._high_entropy_only(torch.zeros_like(entropy), mask, {})
+        assert torch.equal(kept, _fork_top_mask(entropy, mask, 0.2))

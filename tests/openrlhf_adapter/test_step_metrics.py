@@ -79,7 +79,25 @@ def test_recorder_sees_every_graded_response_of_a_training_generation():
         "rollout/reward_mean_unfiltered": 0.25,
         "rollout/grade_timeout_frac": 0.25,
         "rollout/kept_group_frac": 0.5,
+        "responses_generated": 4.0,  # the filtered-out group's responses too
     }
     assert recorder.take() == {}
     generator._generate_vllm()  # an evaluation: not a training generation
     assert recorder.take() == {}
+
+
+def test_responses_of_a_generation_that_trained_nothing_count_towards_the_next_step():
+    """A generation left short at the end of a pass trains no step of its own (``full_batches``):
+    its responses are counted with the step that completes its batch."""
+    generator = SimpleNamespace(_process_response_into_experience=lambda response, **kw: response)
+    response = {"reward": torch.tensor([1.0]), "extra_logs": {}}
+
+    def generate_vllm(**kwargs):
+        return [generator._process_response_into_experience(response) for _ in range(2)], 1, False
+
+    generator._generate_vllm = generate_vllm
+    generator.generate_samples = lambda **kw: generator._generate_vllm()
+    recorder = RolloutRecorder(generator, samples_per_prompt=2)
+    generator.generate_samples()  # short: no step takes it
+    generator.generate_samples()
+    assert recorder.take()["responses_generated"] == 4.0

@@ -382,7 +382,10 @@ def the_replay_buffers_are_built_from_the_module_name():
     import openrlhf.trainer.ray.ppo_critic as ppo_critic
     from openrlhf.trainer.ppo_utils.replay_buffer import NaiveReplayBuffer
 
-    for module, trainer in ((ppo_actor, ppo_actor.ActorPPOTrainer), (ppo_critic, ppo_critic.CriticPPOTrainer)):
+    for module, trainer in (
+        (ppo_actor, ppo_actor.ActorPPOTrainer),
+        (ppo_critic, ppo_critic.CriticPPOTrainer),
+    ):
         assert _module_imports(module).get("NaiveReplayBuffer") == "ppo_utils"
         assert "NaiveReplayBuffer" in _calls(trainer.__init__)
     assert "torch.cuda.current_device" in _source(NaiveReplayBuffer.__init__)
@@ -526,7 +529,9 @@ def _rebindings(path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                aliases[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:  # `from openrlhf.trainer import ray as m` binds a module too
                 aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
@@ -564,7 +569,9 @@ def test_no_upstream_name_is_rebound_outside_the_patch_table():
         for target in _rebindings(path)
         if target not in listed and not target.endswith(".*")
     }
-    assert not unlisted, "rebound without a row in openrlhf_adapter/patches.py: " + ", ".join(sorted(unlisted))
+    assert not unlisted, "rebound without a row in openrlhf_adapter/patches.py: " + ", ".join(
+        sorted(unlisted)
+    )
 
 
 def test_the_rebinding_check_sees_a_rebinding(tmp_path):

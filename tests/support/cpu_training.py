@@ -110,10 +110,14 @@ def nudge_weights(worker) -> None:
 
     engine = worker.actor.model
     before = engine.module.lm_head.weight.detach().clone()
-    tokens = torch.randint(0, engine.module.config.vocab_size, (2, 8), generator=torch.Generator().manual_seed(0))
+    tokens = torch.randint(
+        0, engine.module.config.vocab_size, (2, 8), generator=torch.Generator().manual_seed(0)
+    )
     for _ in range(5 * worker.strategy.accumulated_gradient):
         engine.backward(engine(tokens, labels=tokens).loss)
         engine.step()
-        if engine.is_gradient_accumulation_boundary() and not torch.equal(before, engine.module.lm_head.weight):
+        if engine.is_gradient_accumulation_boundary() and not torch.equal(
+            before, engine.module.lm_head.weight
+        ):
             return
     raise AssertionError("five optimizer steps left the weights as they were")

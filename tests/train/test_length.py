@@ -41,7 +41,6 @@ def test_dynamic_filtering_plans_headroom_for_dropped_groups():
 @pytest.mark.parametrize(
     ("flags", "steps", "rows", "message"),
     [
-        (FLAGS, 10, 63, "fewer than one RL step"),
         ({**FLAGS, "train.batch_size": 1024}, 10, 1000, "fewer than one optimizer step"),
         (FLAGS, 0, 1000, "--steps must be an integer >= 1"),
         ({**FLAGS, "rollout.batch_size": 0}, 10, 1000, "rollout.batch_size must be an integer >= 1"),
@@ -53,12 +52,17 @@ def test_a_run_that_could_never_update_is_refused(flags, steps, rows, message):
         run_length(flags, steps, rows)
 
 
+def test_data_smaller_than_one_batch_is_carried_over_passes():
+    """63 prompts and batches of 64: each batch is completed from the next pass (``full_batches``)."""
+    length = run_length(FLAGS, 10, 63)
+    assert length.passes == math.ceil(10 * 64 / 63) == 11
+    assert "completed from the next" in length.describe_passes()
+
+
 @given(steps=st.integers(1, 5000), rows=st.integers(1, 10**6), batch=st.integers(1, 1024))
 def test_planned_passes_always_cover_the_steps(steps, rows, batch):
     flags = {**FLAGS, "rollout.batch_size": batch, "train.batch_size": 1}
-    if rows < batch:
-        return
-    length = run_length(flags, steps, rows)
+    length = run_length(flags, steps, rows)  # rows < batch too: batches carry over passes
     assert length.passes * rows >= steps * batch > (length.passes - 1) * rows
 
 

@@ -102,7 +102,7 @@ def test_openrlhf_warms_up_for_exactly_the_planned_steps(rows, batch, n, train_b
         "train.max_epochs": epochs,
     }
     per_step = batch * n // train_batch * epochs
-    if rows < batch or per_step < 1:
+    if per_step < 1:  # fewer prompts than a batch is fine: batches carry over passes
         with pytest.raises(UsageError, match="never update the model"):
             run_length(flags, steps, rows)
         return

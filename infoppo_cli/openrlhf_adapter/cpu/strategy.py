@@ -39,7 +39,9 @@ def run_deepspeed_on_cpu() -> None:
 
     name = get_accelerator().device_name()
     if name != "cpu":
-        raise RuntimeError(f"DeepSpeed chose the {name!r} accelerator in a CPU worker; set {ACCELERATOR_ENV}=cpu")
+        raise RuntimeError(
+            f"DeepSpeed chose the {name!r} accelerator in a CPU worker; set {ACCELERATOR_ENV}=cpu"
+        )
     import openrlhf.utils.deepspeed.deepspeed as strategy_module
 
     strategy_module.init_device_mesh = cpu_device_mesh

@@ -21,7 +21,8 @@ SCRIPT = textwrap.dedent(
     from types import SimpleNamespace
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1")
+    os.environ["LOCAL_RANK"] = "0"
     from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install
     install()
     from infoppo_cli.openrlhf_adapter.cpu.strategy import run_deepspeed_on_cpu
@@ -71,7 +72,8 @@ SCRIPT = textwrap.dedent(
     report["files"] = sorted(os.listdir(ckpt)) + sorted(os.listdir(os.path.join(ckpt, "global_step3")))
     strategy2, fresh, _, fresh_scheduler = build()
     path, states = strategy2.load_ckpt(fresh, ckpt)
-    report["loaded"] = [os.path.basename(os.path.dirname(path)), states.get("global_step"), fresh.global_steps,
+    tag = os.path.basename(os.path.dirname(path))
+    report["loaded"] = [tag, states.get("global_step"), fresh.global_steps,
                         fresh_scheduler.last_epoch]
     report["same_weights"] = all(torch.equal(v, saved[k]) for k, v in fresh.module.state_dict().items())
     print("REPORT" + json.dumps(report))

@@ -31,8 +31,9 @@ def _args(tmp_path, model_dir, resume=False):
 
 
 def _start(ray, args, model_dir):
-    from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
     from openrlhf.utils import get_strategy
+
+    from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
     from infoppo_cli.openrlhf_adapter.cpu.workers import CpuActorGroup, CpuPolicyModelActor
 
     engines = create_cpu_engines(
