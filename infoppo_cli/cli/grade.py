@@ -86,12 +86,21 @@ def grade_command(**options: Any) -> None:
 
 
 def _grade_one(response: str, gold: str, as_json: bool) -> bool:
-    """Print how ``response`` is graded against ``gold``; returns whether it is correct."""
-    from infoppo_cli.grading import explain
+    """Print how ``response`` is graded against ``gold``; returns whether it is correct. It is graded in
+    a worker process killed at the grading deadline, as every other path grades (math-verify's own
+    timeout cannot stop big-integer arithmetic inside one call)."""
+    from infoppo_cli.grading.pool import DEFAULT_TIMEOUT, explain_many
 
-    verdict, reading = explain(response, gold)
+    ((verdict, reading),) = explain_many([(response, gold)], workers=1)
     if as_json:
-        typer.echo(json.dumps({"verdict": asdict(verdict), "reading": asdict(reading)}, ensure_ascii=False))
+        read = asdict(reading) if reading is not None else None
+        typer.echo(json.dumps({"verdict": asdict(verdict), "reading": read}, ensure_ascii=True))
+        return verdict.correct
+    if reading is None:  # the worker overran the deadline or died: nothing was read
+        from infoppo_cli.cli.console import console
+
+        shown = _verdict_text(verdict.correct, verdict.reason)
+        console.print(f"verdict: {shown} (grading deadline {DEFAULT_TIMEOUT:g} s)", highlight=False)
         return verdict.correct
     from rich.table import Table
 
@@ -120,7 +129,7 @@ def _grade_file(path: Path, only: str | None, as_json: bool, workers: int | None
     rows = read_samples(path)
     if as_json:
         review = review_samples(rows, workers=workers)
-        typer.echo(json.dumps(review.to_json(only), ensure_ascii=False))
+        typer.echo(json.dumps(review.to_json(only), ensure_ascii=True))  # lossless for any text
         return
     from infoppo_cli.cli.console import console, progress_bar
 
@@ -166,7 +175,10 @@ def _verdict_text(correct: bool, reason: str) -> str:
 
 
 def _plain(text: str | None) -> str:
-    """``text`` shown literally (Rich markup escaped), ``-`` for none."""
+    """``text`` shown literally (Rich markup escaped; what no terminal can encode, such as a lone
+    surrogate from a JSON ``\\ud800`` escape, written as its escape), ``-`` for none."""
     from rich.markup import escape
 
-    return "-" if text is None else escape(text)
+    if text is None:
+        return "-"
+    return escape(text.encode("utf-8", "backslashreplace").decode("utf-8"))

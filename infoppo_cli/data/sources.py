@@ -25,6 +25,7 @@ from infoppo_cli.data.rows import (
     row_cells,
 )
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records import iter_jsonl
 
 DATASETS = {"dapo-math-17k": "BytedTsinghua-SIA/DAPO-Math-17k"}
 """Dataset names ``data prep`` knows, with their Hugging Face ids."""
@@ -203,8 +204,8 @@ def _refuse_binary(path: Path) -> None:
 
 def _json_rows(path: Path) -> list[Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, list):
         raise UsageError(f"{path}: expected a JSON list of row objects")
@@ -237,11 +238,10 @@ def _python_batches(path: Path, rows: list[Any] | None) -> Iterator[Batch]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[Any]:
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                yield INVALID_JSON
+    """The rows of a JSONL file, read as every JSONL input is (``records.jsonl``: a byte-order mark
+    accepted, a line that is not a JSON object, or is nested too deeply, malformed)."""
+    for line in iter_jsonl(path):
+        if line.record is not None:
+            yield line.record
+        else:  # JSON that is not an object (a list, a number) is a row of the wrong type
+            yield INVALID_JSON if line.error.startswith("not valid JSON") else WRONG_TYPE

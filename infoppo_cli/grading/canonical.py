@@ -35,7 +35,8 @@ def normalise_gold(answer: object) -> str:
 
     Numbers become integers when they are integer-valued; ``$…$``, ``\\boxed{…}``, degree marks and
     thousands separators are removed. Anything else (``\\frac{109}{33}``, ``2.5``) is kept as written,
-    for math-verify to compare. ``None`` becomes ``""``.
+    for math-verify to compare. ``None`` becomes ``""``, and so does a non-finite number (JSON's
+    ``NaN`` or ``Infinity``): not an answer, so every reader refuses the row alike.
     """
     if answer is None:
         return ""
@@ -46,7 +47,9 @@ def normalise_gold(answer: object) -> str:
     if isinstance(answer, int):
         return str(answer)
     if isinstance(answer, float):
-        if math.isfinite(answer) and answer.is_integer():
+        if not math.isfinite(answer):
+            return ""
+        if answer.is_integer():
             return str(int(answer))
         return repr(answer)
     text = str(answer).strip()

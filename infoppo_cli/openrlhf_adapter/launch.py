@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
-from infoppo_cli.openrlhf_adapter.flags import SECRET_FLAGS
+from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
 from infoppo_cli.resources import require_openrlhf
 
@@ -34,8 +34,9 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     # method's `reward` component, never the caller's environment
     env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
     env_vars[REWARD_STYLE_ENV] = settings.reward
-    # wandb reads its key from the environment in the trainer process (never from a flag)
-    env_vars.update({name: os.environ[name] for name in SECRET_FLAGS.values() if name in os.environ})
+    # Secrets (the wandb key) never go into the runtime environment: Ray writes it to its logs
+    # (runtime_env_agent.log). An embedded Ray's workers inherit this process's environment, which
+    # holds them; a cluster's nodes must have them in theirs (docs/training.md, "Secrets").
     runtime_env: dict[str, Any] = {"env_vars": env_vars}
     if settings.ray_address:  # a cluster's nodes get this checkout of infoppo with the job
         import infoppo_cli
@@ -72,15 +73,19 @@ def gpus_needed(openrlhf_argv: list[str]) -> int:
     return needed
 
 
-def start_ray(settings: InfoSettings, openrlhf_argv: list[str] | None = None) -> None:
-    """Join ``settings.ray_address`` or start a local Ray; refuse, at once and in one line, a cluster
-    with fewer GPUs than the run asks for (Ray would wait for them for ever), unless the run is on the
-    CPU (``--device cpu``)."""
+def start_ray(
+    settings: InfoSettings, openrlhf_argv: list[str] | None = None, local: LocalRay | None = None
+) -> None:
+    """Join ``settings.ray_address`` or start the embedded Ray (``local``: loopback, private); refuse,
+    at once and in one line, a cluster with fewer GPUs than the run asks for (Ray would wait for them
+    for ever), unless the run is on the CPU (``--device cpu``)."""
     import ray
 
     options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
+    if local is not None and not settings.ray_address:
+        options.update(local.init_options())
     if settings.device == "cpu" and not settings.ray_address:
-        options.update(include_dashboard=False, num_cpus=max(os.cpu_count() or 1, 2))
+        options.update(num_cpus=max(os.cpu_count() or 1, 2))
     ray.init(**options)
     if settings.device == "cpu":
         return
@@ -145,10 +150,12 @@ def main(argv: list[str] | None = None) -> None:
 
         os.environ[ACCELERATOR_ENV] = "cpu"
         install_stand_ins()
-    start_ray(settings, openrlhf_argv)
+    run_dir = Path(settings.metrics_path).parent if settings.metrics_path else None
+    local = None if settings.ray_address else LocalRay(run_dir, settings.keep_ray_logs)
     import ray
 
     try:
+        start_ray(settings, openrlhf_argv, local)
         check_cluster_storage(settings, openrlhf_argv)
         install(settings)
         if settings.device == "cpu":
@@ -162,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(130) from None
     finally:
         ray.shutdown()
+        if local is not None:
+            local.close()
 
 
 if __name__ == "__main__":

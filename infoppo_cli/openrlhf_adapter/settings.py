@@ -103,8 +103,9 @@ class InfoSettings(Components):
     entropy_chunk_size: positions per chunk when computing the old policy's entropy.
     metrics_path: where the trainer appends one JSON line per step.
     ray_address: an existing Ray cluster to join; ``None`` starts an embedded local Ray.
-    device: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (infoppo's CPU rollout engine and
-      training strategy in their place; ``openrlhf_adapter/cpu``).
+    device: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU accelerator and
+      infoppo's CPU rollout engine in vLLM's place; ``openrlhf_adapter/cpu``).
+    keep_ray_logs: keep an embedded Ray's session folder in the run directory (``ray-logs``).
     """
 
     method: str = ""
@@ -120,6 +121,7 @@ class InfoSettings(Components):
     metrics_path: str | None = None
     ray_address: str | None = None
     device: str = "cuda"
+    keep_ray_logs: bool = False
 
     def __post_init__(self) -> None:
         missing = [name for name in self.needed_settings() if getattr(self, name) is None]

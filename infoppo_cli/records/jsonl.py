@@ -41,12 +41,19 @@ class JsonlLine:
     torn: bool = False
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def parse_line(number: int, raw: bytes) -> JsonlLine:
-    """One line, its newline included when it has one, parsed."""
+    """One line, its newline included when it has one, parsed. A UTF-8 byte-order mark before the
+    first line is read past (editors on Windows write one); JSON nested too deeply for the parser is
+    a bad line like any other."""
     cut_short = not raw.endswith(b"\n")
+    if number == 1 and raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return JsonlLine(number, None, f"not valid JSON ({exc.__class__.__name__})", torn=cut_short)
     if isinstance(value, dict):
         return JsonlLine(number, value)

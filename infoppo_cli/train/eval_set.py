@@ -11,7 +11,6 @@ one row per problem: ``prompt`` rendered with the training data's template, ``la
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,19 +85,35 @@ def eval_plan(
 
 def training_template(data: str) -> str:
     """The template of the training prompts (``dapo``, ``boxed`` or ``raw``), read from the first row
-    of a local JSONL file; ``dapo`` (``infoppo data prep``'s default) otherwise."""
+    of a local JSONL or parquet file (read as every JSONL input is: ``records.jsonl``); a Hub dataset
+    is ``dapo`` (``infoppo data prep``'s default). A first row that is not a JSON object with a text
+    ``prompt`` is an error naming the file, never a silent guess."""
     path = Path(data)
-    if path.suffix != ".jsonl" or not path.is_file():
+    if not path.is_file() or path.suffix not in (".jsonl", ".parquet"):
         return "dapo"
-    with path.open(encoding="utf-8") as handle:
-        first = next((line for line in handle if line.strip()), "{}")
-    try:
-        prompt = str(json.loads(first).get("prompt", ""))
-    except (ValueError, AttributeError):
-        return "dapo"
+    prompt = _first_prompt(path)
+    if not isinstance(prompt, str):
+        raise UsageError(
+            f"{path}: its first row has no text 'prompt' to tell the template from (dapo, boxed, raw)"
+        )
     if prompt.startswith(DAPO_PREFIX):
         return "dapo"
     return "boxed" if prompt.startswith(BOXED_PREFIX) else "raw"
+
+
+def _first_prompt(path: Path) -> Any:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path, columns=["prompt"])
+        except Exception:  # no such column, or not parquet: no prompt to read
+            return None
+        return table.column("prompt")[0].as_py() if table.num_rows else None
+    from infoppo_cli.records import iter_jsonl
+
+    first = next(iter_jsonl(path), None)
+    return None if first is None or first.record is None else first.record.get("prompt")
 
 
 def load_eval_problems(plan: EvalPlan) -> dict[str, list[Any]]:

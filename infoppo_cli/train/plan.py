@@ -35,6 +35,7 @@ from infoppo_cli.train.schedule import (
     count_prompts,
     warmup_plan,
 )
+from infoppo_cli.train.tracking import tracking_environment
 from infoppo_cli.train.validate import check_flags, check_local_data, check_model, resolve_seed
 
 DEFAULT_DATA_ROWS = 17398
@@ -74,6 +75,8 @@ class TrainPlan:
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
     """Secrets given with ``--set`` (a wandb key), passed to the launched process in its environment
     only: ``flags`` and ``request`` hold a pointer or ``<redacted>`` (``openrlhf_adapter/flags.py``)."""
+    tracking_env: dict[str, str] = field(default_factory=dict)
+    """wandb's mode and directory for the launched process (``train/tracking.py``)."""
 
     @property
     def data_to_prepare(self) -> str | None:
@@ -207,6 +210,8 @@ def _infotime_settings(
     if req.address:
         settings["ray_address"] = req.address
     settings["device"] = device
+    if req.keep_ray_logs:
+        settings["keep_ray_logs"] = True
     return settings
 
 
@@ -349,6 +354,7 @@ def plan_training(
         req, chosen, algo, out, data, flags, infotime, length, warmup, evaluation, secret_env=secret_env
     )
     plan.notes, plan.cpu_cost = [*notes, *length_notes], cpu_cost
-    plan.warnings = [*_warnings(steps, warmup, evaluation), *model_warning]
+    plan.tracking_env, tracking_warnings = tracking_environment(flags, out)
+    plan.warnings = [*_warnings(steps, warmup, evaluation), *model_warning, *tracking_warnings]
     openrlhf_flags.validate(plan.openrlhf_argv())
     return plan

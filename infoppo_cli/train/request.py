@@ -96,9 +96,15 @@ class TrainRequest:
     )
     device: str | None = option(
         None,
-        "cuda (vLLM + DeepSpeed) or cpu (infoppo's CPU engine and strategy; tiny models).",
+        "cuda (vLLM + DeepSpeed on GPUs) or cpu (DeepSpeed on the CPU, a CPU rollout engine; tiny models).",
         default_text="the preset's",
     )
     benches_file: str | None = option(
         None, "A TOML file of more benchmarks for --eval-bench (benchmarks.toml's schema).", default_text=""
+    )
+    keep_ray_logs: bool = option(
+        False,
+        "Keep the embedded Ray's session folder (its logs) in the run directory's ray-logs/ after the "
+        "run; by default it is private to the run and removed when the run ends.",
+        "--keep-ray-logs",
     )

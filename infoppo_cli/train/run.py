@@ -146,7 +146,7 @@ def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
     first_start = (previous.start_time if previous else None) or started
     record = manifest(plan, "running", start_time=first_start, last_start_time=started)
     write_manifest(run, record)
-    process = subprocess.Popen(plan.command(), env={**os.environ, **plan.secret_env})
+    process = subprocess.Popen(plan.command(), env={**os.environ, **plan.tracking_env, **plan.secret_env})
     try:
         code = process.wait()
     except KeyboardInterrupt:  # the child got the same SIGINT and is stopping its Ray workers

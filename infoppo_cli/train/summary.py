@@ -8,6 +8,7 @@ from infoppo_cli.openrlhf_adapter.checkpoints import disk_use_line
 from infoppo_cli.train.device import describe_cost
 from infoppo_cli.train.length import checkpoint_steps, describe_points, eval_steps
 from infoppo_cli.train.plan import TrainPlan
+from infoppo_cli.train.tracking import wandb_mode
 
 RECIPE_GAPS = (
     "OpenRLHF 0.11.2 cannot express DAPO's generation batch of 3x the train batch (synchronous mode "
@@ -183,10 +184,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         ("output dir", str(plan.output_dir)),
         *_eval_rows(plan),
         ("checkpoint disk use", disk_use_line(flags, plan.method.uses_critic)),
-        (
-            "wandb",
-            "on (the key reaches the run as $WANDB_API_KEY only)" if flags.get("logger.wandb.key") else "off",
-        ),
+        ("wandb", wandb_mode(flags, plan.tracking_env)),
     ]
     rows += [("note", note) for note in plan.notes]
     return [(name, str(value)) for name, value in rows]
