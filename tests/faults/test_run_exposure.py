@@ -9,6 +9,7 @@ a secret on disk, an open Ray, and Ray's leftovers. One real CPU run, watched wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -89,10 +90,8 @@ def test_a_run_leaks_no_secret_listens_on_loopback_only_and_leaves_nothing(tmp_p
         watched |= _listening(_tree(root))
         for session in _session_roots(before):
             sessions.add(session)
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 modes.add(stat.S_IMODE(session.stat().st_mode))
-            except FileNotFoundError:
-                pass
             assert not _files_with(session, SECRET.encode()), "the key reached Ray's session folder"
         time.sleep(0.5)
     out, err = process.communicate()
