@@ -243,3 +243,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def follow_umask(directory: str | os.PathLike[str]) -> list[Path]:
+    """Give every regular file of ``directory`` that a library wrote owner-only (``0600``, as a
+    ``mkstemp``-then-rename writer leaves it) the mode a new file gets under the umask, as every other
+    file infoppo writes has; returns the files changed."""
+    wanted = 0o666 & ~_umask()
+    changed = []
+    for path in Path(directory).iterdir():
+        status = path.lstat()
+        if stat.S_ISREG(status.st_mode) and stat.S_IMODE(status.st_mode) == 0o600 != wanted:
+            path.chmod(wanted)
+            changed.append(path)
+    return changed

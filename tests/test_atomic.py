@@ -134,3 +134,22 @@ class TestCheckOutputTarget:
     def test_refuses_an_unwritable_location(self, tmp_path):
         self.refused("/sys/infoppo-test/out.jsonl", "cannot write in /sys")
         self.refused("/proc/infoppo-test", "cannot write in /proc", kind="dir")
+
+
+def test_files_a_library_left_owner_only_follow_the_umask(tmp_path):
+    import os
+    import stat
+
+    from infoppo_cli.atomic import follow_umask
+
+    weights, kept = tmp_path / "model.safetensors", tmp_path / "private.key"
+    weights.write_bytes(b"w")
+    weights.chmod(0o600)
+    kept.write_bytes(b"k")
+    kept.chmod(0o640)  # a deliberate mode other than 0600 is left alone
+    old = os.umask(0o022)
+    try:
+        assert follow_umask(tmp_path) == [weights]
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(weights.stat().st_mode) == 0o644 and stat.S_IMODE(kept.stat().st_mode) == 0o640

@@ -121,14 +121,26 @@ def loading(
     """Loading ``what`` ("the model org/m") from ``name``, a local path or a Hub id: a Hub id fails at
     once when the Hub cannot be used (no retries); any of ``errors`` becomes one :class:`UsageError`
     line, with ``how`` to go on for a Hub id."""
+    from safetensors import SafetensorError
+
     if not is_local(name):
         hub_unavailable()
     try:
         yield
+    except SafetensorError as exc:  # a truncated or corrupt weights file: name it
+        corrupt = f"{_weights_file(name)} is corrupt ({first_line(exc)})"
+        raise UsageError(f"cannot load {what}: {corrupt}") from None
     except errors as exc:
         if not is_local(name):
             raise hub_error(what, exc, how) from None
         raise UsageError(f"cannot load {what}: {first_line(exc)}") from None
+
+
+def _weights_file(name: str) -> str:
+    """The weights file(s) of a local model directory, for a message; the model's name otherwise."""
+    path = Path(name).expanduser()
+    files = sorted(str(p) for p in path.glob("*.safetensors")) if path.is_dir() else []
+    return files[0] if len(files) == 1 else (f"a weights file of {name}" if files else name)
 
 
 def _offline_mode_reason() -> str | None:

@@ -9,6 +9,7 @@ import torch
 from openrlhf.trainer.ppo_trainer import PPOTrainer
 from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 
+from infoppo_cli.atomic import follow_umask
 from infoppo_cli.openrlhf_adapter.checkpoints import rotate_hf_copies
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
@@ -52,6 +53,13 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         DeepSpeed engine has taken in all (what happened, not what the plan expects)."""
         status = super().fit(kl_ctl)
         return {**status, OPTIMIZER_STEPS: float(self.actor.model.global_steps)}
+
+    def save_model(self):
+        """Upstream's final save (``final/``), its weights file given the umask's mode like every other
+        file of the run (the library writes it owner-only)."""
+        super().save_model()
+        if self.strategy.is_rank_0():
+            follow_umask(self.strategy.args.ckpt.output_dir)
 
     def save_checkpoint(self, tag, client_states=None, metric_value=None, metric_key=None):
         """Upstream's save, with the per-step HF copies rotated like the DeepSpeed checkpoints."""

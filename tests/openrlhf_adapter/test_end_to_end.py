@@ -97,7 +97,14 @@ def assert_the_planned_program_ran(method: str, records: list[dict]) -> None:
 
 
 def assert_the_weights_moved(run, base_model) -> None:
-    trained = load_file(str(run / "final" / "model.safetensors"))
+    import os
+    import stat
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    weights = run / "final" / "model.safetensors"
+    assert stat.S_IMODE(weights.stat().st_mode) == 0o666 & ~umask  # as every other file, not 0600
+    trained = load_file(str(weights))
     base = load_file(str(base_model / "model.safetensors"))
     assert any(not torch.equal(trained[name], base[name].to(trained[name].dtype)) for name in base)
 

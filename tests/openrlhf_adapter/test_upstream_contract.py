@@ -453,6 +453,14 @@ def the_loss_is_divided_by_batch_num_tokens():
     assert "return (loss * loss_mask).sum() / batch_num_tokens * dp_size" in _source(aggregate_loss)
 
 
+def the_final_weights_are_saved_by_save_model():
+    """``InfoPolicyModelActor.save_model`` fixes the final weights' mode after upstream's save."""
+    from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+
+    save = PolicyModelActor.__ray_actor_class__.save_model
+    assert _params(save) == ["self"] and "args.ckpt.output_dir" in _source(save)
+
+
 def the_engine_counts_its_optimizer_steps():
     """``InfoPolicyModelActor.fit`` reads DeepSpeed's ``global_steps`` after upstream's ``fit``."""
     from deepspeed.runtime.engine import DeepSpeedEngine
@@ -506,6 +514,7 @@ CONTRACT: list[Callable[[], None]] = [
     ring_attention_gathers_the_entropy,
     the_loss_is_divided_by_batch_num_tokens,
     the_engine_counts_its_optimizer_steps,
+    the_final_weights_are_saved_by_save_model,
 ]
 
 

@@ -1,0 +1,138 @@
+"""Faults found by a hostile but fair user: odd inputs that crashed, hung or were read wrongly.
+
+Each test is one reported problem, run through the real entry point in a child process (as a user's
+shell would), and failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from cli_process import run_infoppo
+
+DAPO_ROW = {
+    "data_source": "math_dapo",
+    "prompt": [{"role": "user", "content": "What is 1 + 1?"}],
+    "ability": "MATH",
+    "reward_model": {"ground_truth": "2", "style": "rule"},
+    "extra_info": {"index": "a1"},
+}
+
+
+def test_one_response_grading_stops_at_the_deadline():
+    """Big-integer arithmetic inside math-verify ran until killed on the one-response path."""
+    started = time.monotonic()
+    done = run_infoppo(
+        "grade", "--gold", "10^{10^{10^{10}}}", "Answer: \\boxed{10^{10^{10^{10}}}+1}", timeout=60
+    )
+    assert done.returncode == 1 and "timeout" in done.stdout
+    assert time.monotonic() - started < 40  # the 10 s deadline, process start-up and a worker's
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_lone_surrogate_is_written_escaped_not_a_traceback(tmp_path, as_json):
+    rows = tmp_path / "samples.jsonl"
+    rows.write_text(
+        '{"response": "Answer: \\ud800 12", "gold": "12"}\n{"response": "Answer: 5", "gold": "5"}\n'
+    )
+    done = run_infoppo("grade", "--file", str(rows), *(["--json"] if as_json else []))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    if as_json:
+        cases = json.loads(done.stdout)["cases"]
+        assert cases[0]["span"] == "\ud800 12"  # lossless: the escape reads back as the same text
+    else:
+        assert "\\ud800 12" in done.stdout
+
+
+def test_deeply_nested_json_is_a_malformed_row(tmp_path):
+    source = tmp_path / "rows.jsonl"
+    source.write_text("[" * 100_000 + "\n" + json.dumps(DAPO_ROW) + "\n")
+    done = run_infoppo(
+        "data", "prep", "dapo-math-17k", "--source", str(source), "--out", str(tmp_path / "o.jsonl")
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_byte_order_mark_is_read_alike_by_data_prep_and_eval(tmp_path):
+    """data prep dropped the first row of a file starting with a BOM; eval refused the same file."""
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + (json.dumps(DAPO_ROW) + "\n").encode())
+    out = tmp_path / "o.jsonl"
+    done = run_infoppo("data", "prep", "dapo-math-17k", "--source", str(source), "--out", str(out))
+    assert done.returncode == 0 and len(out.read_text().splitlines()) == 1, done.stdout + done.stderr
+    from infoppo_cli.eval.benchmarks import load_bench
+
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(b"\xef\xbb\xbf" + b'{"problem": "1+1?", "answer": "2"}\n')
+    (problem,) = load_bench("mine", str(bench))
+    assert problem.answer == "2"
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_gold_answer_is_refused(tmp_path, value):
+    from infoppo_cli.errors import UsageError
+    from infoppo_cli.eval.benchmarks import load_bench
+
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(f'{{"problem": "1+1?", "answer": {value}}}\n')
+    with pytest.raises(UsageError, match="row 1 of mine has an empty or missing answer"):
+        load_bench("mine", str(bench))
+
+
+def test_an_unreadable_first_training_row_is_an_error_not_the_dapo_template(tmp_path):
+    from infoppo_cli.errors import UsageError
+    from infoppo_cli.train.eval_set import training_template
+
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"problem": "no prompt column"}\n')
+    with pytest.raises(UsageError, match="first row has no text 'prompt'"):
+        training_template(str(data))
+    data.write_text(json.dumps({"prompt": "Solve: 1+1", "label": "2"}) + "\n")
+    assert training_template(str(data)) == "raw"
+
+
+@pytest.fixture(scope="module")
+def truncated_model(tmp_path_factory):
+    from tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path_factory.mktemp("tiny"))
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    return model
+
+
+def test_truncated_weights_are_one_line_naming_the_file_in_eval_and_inspect(tmp_path, truncated_model):
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text('{"problem": "1+1?", "answer": "2"}\n')
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text('{"prompt": "What is 1+1?", "response": "Answer: 2"}\n')
+    commands = [
+        (
+            "eval",
+            "--model",
+            str(truncated_model),
+            "--backend",
+            "hf",
+            "--bench",
+            f"x={bench}",
+            "--samples",
+            "1",
+            "--out",
+            str(tmp_path / "eval"),
+        ),
+        (
+            "inspect",
+            "--model",
+            str(truncated_model),
+            "--responses",
+            str(responses),
+            "--out",
+            str(tmp_path / "i"),
+        ),
+    ]
+    for command in commands:
+        done = run_infoppo(*command, timeout=300)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert f"{truncated_model / 'model.safetensors'} is corrupt" in done.stderr
