@@ -240,6 +240,12 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         handle.write(text)
 
 
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_writer(path, "wb") as handle:
+        handle.write(data)
+
+
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")

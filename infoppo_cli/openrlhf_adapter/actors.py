@@ -199,15 +199,19 @@ class InfoPPOTrainer(_UpstreamTrainer):
     def fit(self, global_step: int = 0) -> None:
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
+        evaluating = self.eval_dataloader is not None
+        done = self.metrics_log.evaluated_steps() if evaluating else set()
         try:
-            if self.eval_dataloader is not None and self.settings.eval_before and first == 0:
+            if evaluating and self.settings.eval_before and first == 0:
                 self._evaluate_now(0)
+            elif evaluating and first > 0 and self._eval_due(first) and first not in done:
+                self._evaluate_now(first)  # a resume after a stop during this step's eval
             try:
                 super().fit(global_step)
             except _StepBudgetSpent:
                 self._close_trackers()  # what upstream's fit does after its loop
             last = self.steps_done
-            if self.eval_dataloader is not None and last > first and self.evaluated_step != last:
+            if evaluating and last > 0 and self.evaluated_step != last and last not in done:
                 self._evaluate_now(last)  # the last step, also when the data ran out before rl_steps
         finally:
             self.metrics_log.flush()

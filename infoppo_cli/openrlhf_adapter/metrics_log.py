@@ -132,6 +132,15 @@ class TrainMetricsLog:
         self._held.update(eval_fields(logs, self.signed_rewards))
         self.flush()
 
+    def evaluated_steps(self) -> set[int]:
+        """The steps whose eval is in the file already (a resumed run evaluates the missing ones)."""
+        if self.path is None or not self.path.exists():
+            return set()
+        from infoppo_cli.rundir import read_metrics
+
+        records = read_metrics(self.path)
+        return {int(r["step"]) for r in records if any(key.startswith("eval_") for key in r)}
+
     def flush(self) -> None:
         """Write the held record, if any."""
         if self._held is None:

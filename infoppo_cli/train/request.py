@@ -69,6 +69,14 @@ class TrainRequest:
     nodes: int | None = option(None, "Nodes to train on.", default_text="the preset's")
     gpus_per_node: int | None = option(None, "GPUs per node.", default_text="the preset's")
     resume: bool = option(False, "Continue the run in --output-dir from its checkpoint.", "--resume")
+    resume_overrides: list[str] = option(
+        None,
+        "With --resume: a run setting (method, data, gamma, lambda, actor_lr, ...) that may differ from "
+        "the run's; repeat for several. Every change is recorded in the manifest.",
+        "--resume-override",
+        default_text="none: the run's settings must be kept",
+        default_factory=list,
+    )
     overrides: list[str] = option(
         None,
         "Any OpenRLHF flag, KEY=VALUE with OpenRLHF's dotted name (repeatable): --set rollout.batch_size=32",

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.atomic import atomic_write_bytes
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.rundir import Manifest, RunDir, read_manifest, write_manifest, write_model_card
 from infoppo_cli.train.eval_set import load_eval_problems, training_template, write_eval_prompts
 from infoppo_cli.train.plan import TrainPlan
+from infoppo_cli.train.resume import check_changes, check_length
 
 
 def invocation_text(plan: TrainPlan) -> str:
@@ -39,21 +41,26 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
-    """The run's ``manifest.json``: resolved config, exact command, versions, commit, seed, times."""
+def planned_config(plan: TrainPlan) -> dict[str, Any]:
+    """The ``config`` section of the run's manifest."""
     from dataclasses import asdict
 
+    return {
+        "preset": plan.preset.name,
+        "method": plan.method.name,
+        "model": plan.flags["actor.model_name_or_path"],
+        "request": asdict(plan.request),
+        "openrlhf_flags": plan.flags,
+        "infotime": plan.infotime,
+    }
+
+
+def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
+    """The run's ``manifest.json``: resolved config, exact command, versions, commit, seed, times."""
     from infoppo_cli.resources import stack_versions
 
     return {
-        "config": {
-            "preset": plan.preset.name,
-            "method": plan.method.name,
-            "model": plan.flags["actor.model_name_or_path"],
-            "request": asdict(plan.request),
-            "openrlhf_flags": plan.flags,
-            "infotime": plan.infotime,
-        },
+        "config": planned_config(plan),
         "command": plan.command(),
         "versions": stack_versions(),
         "git_commit": git_commit(),
@@ -88,6 +95,7 @@ def previous_run(plan: TrainPlan) -> Manifest | None:
             f"{plan.output_dir} already finished its {steps} RL steps; --resume --steps N (N > {steps}) "
             "continues it"
         )
+    check_length(run.ckpt, steps)
     return previous
 
 
@@ -98,13 +106,19 @@ class LaunchCheck:
 
     previous: Manifest | None
     eval_problems: dict[str, list[Any]]
+    changes: dict[str, Any]
+    """Run settings the resume changes, as ``--resume-override`` allowed (``{key: [was, now]}``)."""
 
 
 def check_launch(plan: TrainPlan) -> LaunchCheck:
     """What a launch would be refused for, checked before anything runs (``--dry-run`` too): the
     output directory and resume state, and the in-training benchmarks."""
     previous = previous_run(plan)
-    return LaunchCheck(previous, load_eval_problems(plan.evaluation) if plan.evaluation else {})
+    if previous is None and plan.request.resume_overrides:
+        raise UsageError("--resume-override only applies with --resume")
+    changes = check_changes(previous, planned_config(plan), plan.request.resume_overrides) if previous else {}
+    problems = load_eval_problems(plan.evaluation) if plan.evaluation else {}
+    return LaunchCheck(previous, problems, changes)
 
 
 def require_gpu(plan: TrainPlan) -> None:
@@ -129,22 +143,35 @@ def write_eval_set(plan: TrainPlan, problems: dict[str, list[Any]]) -> Path | No
     return None
 
 
+def _resumed_state(run: RunDir) -> tuple[bytes, tuple[int, int] | None]:
+    """The manifest's bytes and the metrics log's size and modification time: a resume that fails
+    before it trains a step restores the first and leaves the second as it was."""
+    metrics = run.metrics.stat() if run.metrics.exists() else None
+    return run.manifest.read_bytes(), (metrics.st_size, metrics.st_mtime_ns) if metrics else None
+
+
 def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
     """Launch OpenRLHF with infoppo's actors; returns the process's exit code.
 
-    ``manifest.json`` is written before the start and updated with the outcome. Ctrl-C reaches the
-    child (same process group), which shuts Ray down before exiting.
+    ``manifest.json`` is written before the start and updated with the outcome; a resume that fails
+    before training a step restores the manifest it found (a finished run never reads "failed").
+    Ctrl-C reaches the child (same process group), which shuts Ray down before exiting.
     """
     if plan.infotime.get("device") != "cpu":
         require_gpu(plan)
     checked = checked or check_launch(plan)
     previous = checked.previous
     plan.output_dir.mkdir(parents=True, exist_ok=True)
-    write_eval_set(plan, checked.eval_problems)
     run = RunDir(plan.output_dir)
+    kept = _resumed_state(run) if previous is not None else None
+    write_eval_set(plan, checked.eval_problems)
     started = utc_timestamp()
     first_start = (previous.start_time if previous else None) or started
-    record = manifest(plan, "running", start_time=first_start, last_start_time=started)
+    history = list(previous.record.get("resumes") or []) if previous else []
+    if previous is not None:
+        history.append({"time": started, "overrides": checked.changes})
+    extra = {"resumes": history} if history else {}
+    record = manifest(plan, "running", start_time=first_start, last_start_time=started, **extra)
     write_manifest(run, record)
     process = subprocess.Popen(plan.command(), env={**os.environ, **plan.tracking_env, **plan.secret_env})
     try:
@@ -154,6 +181,9 @@ def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
         status = "interrupted"
     else:
         status = "finished" if code == 0 else "failed"
+    if kept is not None and status == "failed" and _resumed_state(run)[1] == kept[1]:
+        atomic_write_bytes(run.manifest, kept[0])  # nothing trained: the run is left as it was
+        return code
     record.update(status=status, end_time=utc_timestamp(), exit_code=code)
     write_manifest(run, record)
     if status == "finished":  # final/ gets its model card (the results table fills in on eval)

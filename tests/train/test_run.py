@@ -225,9 +225,19 @@ def test_run_writes_manifest_and_refuses_to_overwrite(tmp_path, monkeypatch):
         run_training(plan)
     resumed = fake_plan(tmp_path, monkeypatch, "raise SystemExit(3)", resume=True, steps=2000)
     assert "--ckpt.load_enable" in resumed.openrlhf_argv()
+    before = (tmp_path / "run" / "manifest.json").read_bytes()
+    assert run_training(resumed) == 3
+    assert (tmp_path / "run" / "manifest.json").read_bytes() == before  # failed before any step: as it was
+    trains = (
+        "open(r'"
+        + str(tmp_path / "run" / "metrics.jsonl")
+        + "', 'a').write('{\"step\": 1}\\n'); raise SystemExit(3)"
+    )
+    resumed = fake_plan(tmp_path, monkeypatch, trains, resume=True, steps=2000)
     assert run_training(resumed) == 3
     again = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert again["status"] == "failed" and again["start_time"] == saved["start_time"]
+    assert [entry["overrides"] for entry in again["resumes"]] == [{}]
 
 
 def test_resume_needs_a_previous_run(tmp_path, monkeypatch):
