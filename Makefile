@@ -21,7 +21,7 @@ test: lint
 test-fast:
 	$(PY) -m pytest -m "not slow"
 
-# Every benchmark script; bench_learning.py trains 9 tiny runs on the CPU (about 20 minutes on 2 cores).
+# Every benchmark script; bench_learning.py trains 12 tiny runs on the CPU (about 22 minutes on 2 cores).
 BENCHES := core data grading grading_degenerate inspect eval tasks offline learning
 
 bench: install

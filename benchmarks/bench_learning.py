@@ -1,7 +1,8 @@
-"""It learns: InfoPPO, PPO and DAPO on the tiny CPU preset, several seeds, measured end to end.
+"""It learns: InfoPPO, PPO, DAPO and DAPO-FT on the tiny CPU preset, several seeds, measured end to end.
 
-Runs ``infoppo sweep methods --preset tiny-cpu`` (the real training path: OpenRLHF's trainer, infoppo's
-experience maker, loss, reward and eval, with the CPU rollout engine and strategy), then reads each
+Runs ``infoppo sweep methods --preset tiny-cpu`` (the real training path: OpenRLHF's trainer and DeepSpeed
+strategy, DeepSpeed's engine on its CPU accelerator, infoppo's experience maker, loss, reward and eval,
+with the CPU rollout engine), then reads each
 run's ``metrics.jsonl`` and prints, side by side:
 
 1. held-out accuracy (the preset's in-training eval, Mean@k) at step 0 and at the last step, per run
@@ -12,7 +13,7 @@ run's ``metrics.jsonl`` and prints, side by side:
 and draws the report (``infoppo report``) whose accuracy-over-steps figure is copied to ``--figure``.
 The sweep resumes where it stopped (its directory records every run).
 
-Usage: python benchmarks/bench_learning.py [--seeds 3] [--methods infoppo,ppo,dapo] [--out DIR]
+Usage: python benchmarks/bench_learning.py [--seeds 3] [--methods infoppo,ppo,dapo,dapo-ft] [--out DIR]
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--methods", default="infoppo,ppo,dapo")
+    parser.add_argument("--methods", default="infoppo,ppo,dapo,dapo-ft")
     parser.add_argument("--out", type=Path, default=Path("sweeps/bench-learning"))
     parser.add_argument("--figure", type=Path, default=Path("docs/img/tiny_cpu_learning.png"))
     args = parser.parse_args()

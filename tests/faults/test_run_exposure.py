@@ -80,7 +80,7 @@ def _files_with(root: Path, text: bytes) -> list[Path]:
     return hits
 
 
-def test_a_run_leaks_no_secret_listens_on_loopback_only_and_leaves_nothing(tmp_path, monkeypatch):
+def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", SECRET)
     monkeypatch.setenv("RAY_AUTH_TOKEN", TOKEN)
     monkeypatch.delenv("WANDB_MODE", raising=False)
