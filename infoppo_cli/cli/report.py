@@ -72,7 +72,7 @@ def report_command(
     )
 
 
-_TEXT_COLUMNS = ("model", "method", "sweep", "value", "arm", "status", "accuracy_from")
+_TEXT_COLUMNS = ("model", "method", "sweep", "value", "arm", "status", "accuracy_from", "weights")
 
 
 def final_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> Any:

@@ -89,6 +89,7 @@ def compute_metrics(run: EvalRun) -> dict[str, Any]:
         "settings": _settings_record(run, data),
         "versions": stack_versions(),
         "model": run.settings.model,
+        "weights_fingerprint": run.fingerprint,
         "created": utc_timestamp(),
         "per_problem": per_problem,
     }

@@ -30,6 +30,7 @@ from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
 from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible, read_config
 from infoppo_cli.eval.text import write_json
+from infoppo_cli.rundir.weights import short, weights_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,11 @@ def _open_run(
         check_sources(earlier, sources, stored)
         if settings.backend is None:
             settings = dataclasses.replace(settings, backend=saved_config["settings"].get("backend"))
+    fingerprint = weights_fingerprint(settings.model) if settings.responses is None else None
+    if saved_config is not None and len(store):
+        check_same_weights(saved_config, fingerprint, out_dir)
     prompt_info = dict((saved_config or {}).get("prompt", {}))
-    run = EvalRun(settings, out_dir, problems, store, prompt_info, progress)
+    run = EvalRun(settings, out_dir, problems, store, prompt_info, progress, fingerprint=fingerprint)
     run.carried = {b: src.get("file") for b, src in earlier.items() if b in stored and b not in problems}
     run.sources = {**{b: earlier[b] for b in run.carried}, **sources}
     if run.carried:
@@ -110,8 +114,22 @@ def _open_run(
     return run
 
 
+def check_same_weights(saved_config: dict[str, Any], fingerprint: str | None, out_dir: Path) -> None:
+    """Refuse to add to (or report) samples of other weights than these: a model directory retrained
+    in place (``train --resume`` rewrites ``final/``) keeps its path, not its weights."""
+    saved = (saved_config.get("weights") or {}).get("fingerprint")
+    if fingerprint is None or saved == fingerprint:
+        return
+    was = f"weights {short(saved)}" if saved else "weights it did not fingerprint"
+    raise UsageError(
+        f"{out_dir} holds samples of {was}, and the model now has weights {short(fingerprint)}: "
+        "pass another --out to evaluate these weights"
+    )
+
+
 def _write_config(run: EvalRun) -> None:
     document = config_document(run.settings, run.prompt_info, run.sources, run.carried)
+    document["weights"] = {"fingerprint": run.fingerprint}
     write_json(run.out_dir / CONFIG_FILE, document)
     run.config_written = True
 

@@ -35,6 +35,8 @@ class EvalRun:
     carried: dict[str, str | None] = dataclasses.field(default_factory=dict)
     """Benchmarks with samples here from earlier runs, not evaluated now (name -> file)."""
     config_written: bool = False
+    fingerprint: str | None = None
+    """The evaluated weights' fingerprint (``rundir/weights.py``); ``None`` for a Hub id or no model."""
 
     def __post_init__(self) -> None:
         self._gold = {(b, p.id): p.answer for b, ps in self.problems.items() for p in ps}

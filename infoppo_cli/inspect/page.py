@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from infoppo_cli.inspect.tokens import Inspected
+from infoppo_cli.rundir.weights import short
 
 PAGE_RESPONSES = 200
 """Responses shown on the page (the first ones of the file); tokens.parquet has them all."""
@@ -151,6 +152,7 @@ def render_page(responses: Sequence[Inspected], summary: dict[str, object]) -> s
         '<!doctype html><html><head><meta charset="utf-8"><title>infoppo inspect</title>'
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>Information clock of {html.escape(str(summary.get('model')))}</h1>"
+        f"<p>weights {html.escape(short(summary.get('weights_fingerprint')))}</p>"
         f'<p class="legend">token colour = ρ: {legend} · hover a token for its numbers</p>'
         f"<p><code>{settings}</code></p>{warnings}{note}{_list(shown)}"
         f'{"".join(_section(i, r) for i, r in enumerate(shown))}<div id="tip"></div>'

@@ -31,6 +31,7 @@ from infoppo_cli.inspect.tokens import (
     token_table,
     top_tokens,
 )
+from infoppo_cli.rundir.weights import weights_fingerprint
 
 OUTPUTS = ("tokens.parquet", "top_tokens.csv", "entropy_tokens.png", "index.html", "summary.json")
 
@@ -175,6 +176,7 @@ def write_outputs(
     figure = write_figure(ranking, out / "entropy_tokens.png", min_count)
     summary = {
         "model": settings.model,
+        "weights_fingerprint": weights_fingerprint(settings.model),
         "responses_file": str(settings.responses),
         "responses": len(inspected),
         "settings": {
@@ -190,6 +192,7 @@ def write_outputs(
     if settings.compare is not None:
         summary["compare"] = {
             "model": settings.compare,
+            "weights_fingerprint": weights_fingerprint(settings.compare),
             **clock_summary([r.compared for r in inspected]),
             "clock_drift": clock_drift(inspected),
         }

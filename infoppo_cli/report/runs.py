@@ -29,6 +29,7 @@ from infoppo_cli.rundir import (
     read_manifest,
     read_metrics_log,
 )
+from infoppo_cli.rundir.weights import short, weights_fingerprint
 
 SWEEP_FILE = "sweep.json"
 
@@ -51,6 +52,8 @@ class RunData:
     parameters: dict[str, Any] = field(default_factory=dict)
     steps: list[dict[str, float]] = field(default_factory=list)
     eval_benches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    weights: str | None = None
+    """The short fingerprint of the weights ``eval_benches`` scored (``rundir/weights.py``)."""
 
     @property
     def arm(self) -> str:
@@ -192,7 +195,16 @@ def read_run(path: Path, notes: list[str], **known: Any) -> RunData:
     eval_file = layout.eval_metrics
     if eval_file.exists():
         document = read_eval_document(eval_file, notes, run.name)
-        run.eval_benches = eval_benches(document, eval_file, notes, run.name)
+        scored = (document or {}).get("weights_fingerprint")
+        now = weights_fingerprint(str(layout.final)) if layout.final.is_dir() else scored
+        if scored != now:
+            notes.append(
+                f"{run.name}: {eval_file} scored weights {short(scored)}, and final/ now holds {short(now)} "
+                "(retrained since): its scores are left out; evaluate final/ into another --out"
+            )
+        else:
+            run.eval_benches = eval_benches(document, eval_file, notes, run.name)
+            run.weights = short(scored) if scored else None
     return run
 
 
@@ -205,6 +217,8 @@ def read_eval_dir(path: Path, notes: list[str], known: dict[str, Any]) -> RunDat
     run.model, run.method = run.model or identity.model, run.method or identity.method
     run.seed = run.seed if run.seed is not None else identity.seed
     run.eval_benches = eval_benches(document, eval_file, notes, run.name)
+    scored = (document or {}).get("weights_fingerprint")
+    run.weights = short(scored) if scored else None
     return run
 
 

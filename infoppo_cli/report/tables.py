@@ -78,7 +78,7 @@ def table_rows(
     columns = ["run", "model", "method", "sweep", "value", "arm", "seed", "status", "steps", "diverged_at"]
     columns += [name for _, name in TABLE_METRICS]
     columns += [name for bench in benches for name in (bench, f"{bench}_se")]
-    columns.append("accuracy_from")
+    columns += ["accuracy_from", "weights"]
     rows = []
     for run in runs:
         health = health_of(run, healths)
@@ -96,6 +96,7 @@ def table_rows(
             "steps": int(run.steps[-1]["step"]) if run.steps else None,
             "diverged_at": None if health.break_step is None else int(health.break_step),
             "accuracy_from": "+".join(sources) or None,
+            "weights": run.weights if "eval" in sources else None,  # the scored weights' fingerprint
         }
         cells |= {name: health.mark(run.last_logged(key)) for key, name in TABLE_METRICS}
         for bench, (score, source) in accuracies.items():

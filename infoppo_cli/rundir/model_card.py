@@ -13,6 +13,7 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.rundir.layout import RunDir
 from infoppo_cli.rundir.manifest import Manifest, read_manifest
+from infoppo_cli.rundir.weights import short, weights_fingerprint
 
 TAGS = ("infoppo", "openrlhf", "reinforcement-learning", "math")
 
@@ -37,7 +38,8 @@ _TEMPLATE = """---
 {% for row in rows -%}
 | {{ row | join(" | ") }} |
 {% endfor %}
-Scores are mean accuracy over the samples of each problem (`infoppo eval`).
+Scores are mean accuracy over the samples of each problem (`infoppo eval`), of the weights with fingerprint
+`{{ weights }}` (SHA-256 of the weight files, first 12 hex digits).
 {%- else -%}
 Not evaluated yet: `infoppo eval --model RUN/final` fills this table.
 {%- endif %}
@@ -114,6 +116,7 @@ def model_card(manifest: Manifest, metrics: Mapping[str, Any] | None, name: str)
         commit=manifest.git_commit or "?",
         k=(metrics or {}).get("average", {}).get("k", "k"),
         rows=_table_rows(metrics) if metrics and evaluated else [],
+        weights=short((metrics or {}).get("weights_fingerprint")),
         command=shlex.join(command) if isinstance(command, list) else str(command or "?"),
     )
     return f"{card}\n"  # Jinja drops the template's last newline
@@ -127,6 +130,8 @@ def write_model_card(run: RunDir, metrics: Mapping[str, Any] | None = None) -> P
         return None
     if metrics is None:
         metrics = _saved_eval_metrics(run)
+    if metrics is not None and metrics.get("weights_fingerprint") != weights_fingerprint(str(run.final)):
+        metrics = None  # scores of other weights (before a --resume rewrote final/): not these
     atomic_write_text(run.model_card, model_card(manifest, metrics, run.path.resolve().name))
     return run.model_card
 

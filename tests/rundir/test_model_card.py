@@ -91,3 +91,19 @@ def test_a_finished_training_run_gets_its_model_card(tmp_path, monkeypatch):
     card = (final / "README.md").read_text()
     assert card.startswith("---\nbase_model: ") and "Not evaluated yet" in card
     assert f"**{plan.method.name}**" in card and shlex.quote(script) in card
+
+
+def test_scores_of_other_weights_never_reach_the_card(tmp_path):
+    """After ``train --resume`` rewrote ``final/``, the card must not show the old weights' scores."""
+    from infoppo_cli.rundir.weights import short, weights_fingerprint
+
+    run = RunDir(tmp_path / "qwen3-4b-ppo-seed1")
+    run.final.mkdir(parents=True)
+    write_manifest(run, MANIFEST)
+    (run.final / "model.safetensors").write_bytes(b"weights before the resume")
+    evaluated = {**METRICS, "weights_fingerprint": weights_fingerprint(str(run.final))}
+    text = write_model_card(run, evaluated).read_text()
+    assert "| aime24 | 31.3 |" in text and f"`{short(evaluated['weights_fingerprint'])}`" in text
+    (run.final / "model.safetensors").write_bytes(b"weights after the resume, another size")
+    text = write_model_card(run, evaluated).read_text()
+    assert "| aime24 |" not in text and "Not evaluated yet" in text
