@@ -16,6 +16,8 @@ if [ -f "$stamp" ]; then
   exit 0
 fi
 
+step() { echo "install: $*"; }
+step "creating $venv ($mode) with $("$python" --version 2>&1)"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 pip=(pip_quiet "$venv/bin/python" -m pip install --disable-pip-version-check -q)
 # pip warns about every configured local index directory that lacks a package; that is noise here.
@@ -24,14 +26,17 @@ pip_quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a director
 # 1. torch first, so that nothing later pulls a different build. On this project's machines the
 #    package index resolves torch==2.13.0 to the CPU wheel; elsewhere, for a CPU-only install, set
 #    TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu.
+step "torch 2.13.0 (about 200 MB; the longest step)"
 if [ -n "${TORCH_INDEX_URL:-}" ]; then
   "${pip[@]}" torch==2.13.0 --index-url "$TORCH_INDEX_URL"
 else
   "${pip[@]}" torch==2.13.0
 fi
+step "build tools (packaging, wheel, setuptools, ninja, psutil)"
 "${pip[@]}" packaging wheel setuptools ninja psutil
 
 # 2. flash-attn: openrlhf requires it. Its CUDA kernels need nvcc; on CPU only its Python part installs.
+step "flash-attn 2.8.3 ($([ "$mode" = gpu ] && echo "its CUDA build: minutes" || echo "its Python part only"))"
 if [ "$mode" = gpu ]; then
   "${pip[@]}" --no-build-isolation flash-attn==2.8.3
 else
@@ -43,11 +48,13 @@ fi
 #    compiled on first use, not at install time.
 extras=test
 [ "$mode" = gpu ] && extras=gpu,test
+step "infoppo with openrlhf 0.11.2, deepspeed, ray, transformers, math-verify and the test tools"
 DS_BUILD_OPS=0 "${pip[@]}" -e ".[$extras]"
 
 # 4. The `infoppo inspect` page's browser test drives Debian's chromium through Playwright (Playwright's own
 #    browser download does not work on these machines). Installed only when missing and running as root.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  step "chromium from Debian's packages (the inspect page's browser test)"
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
     >/dev/null || echo "install: could not install chromium; the inspect page's browser test will be skipped" >&2
 fi
