@@ -1,6 +1,7 @@
-"""Where a run trains: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (infoppo's CPU rollout engine
-and training strategy, ``openrlhf_adapter/cpu``). A CPU run is for tiny models: a plan that would not
-fit this machine's memory, or would take hours per step, is refused before anything starts."""
+"""Where a run trains: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU
+accelerator and infoppo's CPU rollout engine, ``openrlhf_adapter/cpu``). A CPU run is for tiny models:
+a plan that would not fit this machine's memory, take hours per step, or ask for more training workers
+than cores is refused before anything starts."""
 
 from __future__ import annotations
 
