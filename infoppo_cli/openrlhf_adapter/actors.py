@@ -20,6 +20,7 @@ from infoppo_cli.openrlhf_adapter.metrics_log import (
     PROMPTS_TRAINED,
     RESPONSES_TRAINED,
     TrainMetricsLog,
+    eval_fields,
     step_record,
 )
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
@@ -181,7 +182,9 @@ class InfoPPOTrainer(_UpstreamTrainer):
             self.args.ckpt.save_steps = every
 
     def evaluate(self, global_step, **generate_kwargs):
-        logs = with_benchmark_mean(super().evaluate(global_step, **generate_kwargs))
+        logs = with_benchmark_mean(
+            super().evaluate(global_step, **generate_kwargs), self.metrics_log.signed_rewards
+        )
         self.evaluated_step = global_step
         self.metrics_log.record_eval(global_step, logs)
         return logs
@@ -222,10 +225,11 @@ class InfoPPOTrainer(_UpstreamTrainer):
                 tracker.close()
 
 
-def with_benchmark_mean(logs: dict[str, Any]) -> dict[str, Any]:
-    """OpenRLHF's eval logs plus :data:`BENCHMARK_MEAN`, the mean of ``eval_<bench>_pass1``."""
-    per_bench = [value for key, value in logs.items() if key.startswith("eval_") and key.endswith("_pass1")]
-    per_bench = [float(v) for v in per_bench if not isinstance(v, bool)]
+def with_benchmark_mean(logs: dict[str, Any], signed_rewards: bool) -> dict[str, Any]:
+    """OpenRLHF's eval logs plus :data:`BENCHMARK_MEAN`: the mean over benchmarks of the accuracy in
+    percent, from ``eval_<bench>_pass1`` (the mean reward, ``(m + 1) / 2`` an accuracy for +1/-1)."""
+    accuracies = eval_fields(logs, signed_rewards)
+    per_bench = [value for key, value in accuracies.items() if f"{key}_pass1" in accuracies]
     if per_bench:
         logs = {**logs, BENCHMARK_MEAN: sum(per_bench) / len(per_bench)}
     return logs

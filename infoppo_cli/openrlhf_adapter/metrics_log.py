@@ -47,10 +47,11 @@ RESPONSES_TRAINED = "responses_trained"
 PROMPTS_TRAINED = "prompts_trained"
 """Responses (and their prompts) the step trained on: after dynamic filtering, a full batch."""
 
-BENCHMARK_MEAN = "eval_mean_over_benches"
-"""The mean of ``eval_<bench>_pass1`` over the in-training benchmarks (the mean reward, a fraction for
-1/0 rewards), added by the trainer to each eval's logs: the best checkpoint is chosen on it (the plan
-sets ``ckpt.best_metric_key``). Not a benchmark: reports do not draw it as one."""
+BENCHMARK_MEAN = "eval_mean_accuracy_pct"
+"""The mean over the in-training benchmarks of their accuracy in percent (``eval_<bench>``, whatever the
+method's reward values), added by the trainer to each eval's logs: the best checkpoint is chosen on it
+(the plan sets ``ckpt.best_metric_key``). Not a benchmark: reports do not draw it as one. Runs before it
+logged ``eval_mean_over_benches``, the mean *reward*."""
 
 
 def _number(value: Any) -> float | None:

@@ -164,6 +164,19 @@ def eval_benches(document: dict[str, Any] | None, path: Path, notes: list[str], 
     return benches
 
 
+def method_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings that define a run (``train/resume.py``: gamma, lambda, clip, learning rates, the
+    adaptive clip's epsilons, ...) and its RL steps, from a manifest's ``config``, named as a sweep
+    names its parameters (train's option without dashes: ``eps-low-info``); unset ones left out."""
+    from infoppo_cli.train.resume import RUN_DEFINING
+
+    skip = {"method", "model", "data", "seed"}  # columns of their own, or not a hyper-parameter
+    found = {key: read(config) for key, read in RUN_DEFINING.items() if key not in skip}
+    found["steps"] = (config.get("infotime") or {}).get("rl_steps")
+    shown = {key: "/".join(map(str, v)) if isinstance(v, list | tuple) else v for key, v in found.items()}
+    return {key.replace("_", "-"): value for key, value in shown.items() if value is not None}
+
+
 def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
     """Fill the run's method, model and seed from its manifest (``config.method``, ``config.model``,
     ``seed``) where the sweep did not say; a malformed manifest is a warning with the reader's line."""
@@ -172,9 +185,11 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
         if manifest is None:
             return
         method, model, seed = manifest.method, manifest.model, manifest.seed
+        settings = method_settings(manifest.config)
     except UsageError as exc:
         notes.append(f"{run.name}: {exc}")
         return
+    run.parameters = {**settings, **run.parameters}  # what a sweep says of its point wins
     run.method = run.method or method
     run.model = run.model or model
     if run.seed is None and seed is not None:

@@ -34,8 +34,9 @@ _DIRECTORY_UNSAFE = re.compile(r"[^\w.=@+-]+")
 """What a run's name may not carry into a directory name (``Qwen/Qwen3-4B`` would nest)."""
 
 
-BENCHMARK_MEAN = TRAINER_BENCHMARK_MEAN.removeprefix("eval_")
-"""The trainer's mean over the in-training benchmarks, logged beside them: not a benchmark itself."""
+BENCHMARK_MEANS = (TRAINER_BENCHMARK_MEAN.removeprefix("eval_"), "mean_over_benches")
+"""The trainer's mean over the in-training benchmarks, logged beside them (and its name in runs made
+before it was an accuracy): not a benchmark itself."""
 
 
 def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = None) -> list[str]:
@@ -54,7 +55,7 @@ def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = N
     }
     found = {bench for run in runs for bench in run.eval_benches}
     found |= {name for name in logged if name in known or f"{name}_pass1" in logged}
-    found.discard(BENCHMARK_MEAN)
+    found -= set(BENCHMARK_MEANS)
     return [*(b for b in PAPER_BENCHES if b in found), *sorted(found - set(PAPER_BENCHES))]
 
 

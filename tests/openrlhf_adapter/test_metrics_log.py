@@ -114,3 +114,15 @@ def test_a_resumed_log_cuts_a_torn_last_line_and_keeps_diverged_values(tmp_path)
     [_, second] = read_metrics(path)
     assert math.isnan(metric_number(second["reward_mean"]))
     assert metric_number(second["policy_loss"]) == -math.inf
+
+
+def test_the_mean_over_benchmarks_is_an_accuracy_in_percent_whatever_the_reward():
+    """The best checkpoint is chosen on it; it used to be the mean reward (a fraction, or in [-1, 1])."""
+    from infoppo_cli.openrlhf_adapter.actors import with_benchmark_mean
+    from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
+
+    logs = {"eval_aime24_pass1": 0.25, "eval_aime25_pass1": 0.75, "eval_aime24_pass16": 0.9}
+    assert with_benchmark_mean(logs, signed_rewards=False)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    signed = {"eval_aime24_pass1": -0.5, "eval_aime25_pass1": 0.5}  # mean rewards of +1/-1
+    assert with_benchmark_mean(signed, signed_rewards=True)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    assert BENCHMARK_MEAN.endswith("_pct")

@@ -84,6 +84,11 @@ def test_the_mean_over_benchmarks_is_never_a_benchmark(tmp_path: Path) -> None:
     clash = tmp_path / "clash.toml"
     clash.write_text(MINE_TOML.replace("[mine]", "[mean_over_benches]"), encoding="utf-8")
     assert eval_benches_of([run], clash) == ["aime25"]
+    now = logging_run(
+        {"step": 2.0, "eval_aime25": 30.0, "eval_aime25_pass1": 0.3, "eval_mean_accuracy_pct": 30.0}
+    )
+    clash.write_text(MINE_TOML.replace("[mine]", "[mean_accuracy_pct]"), encoding="utf-8")
+    assert eval_benches_of([now], clash) == ["aime25"]
 
 
 def test_a_bad_benches_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -97,3 +102,35 @@ def test_captions_name_each_benchmark_by_its_registry_title(benches_file: Path) 
     )
     assert bench_titles(["mine"]) == ""  # unknown without its file: no title beyond the name
     assert bench_titles([]) == ""
+
+
+def test_hparams_name_every_method_setting_of_a_run(tmp_path: Path) -> None:
+    """γ, λ, the clip, the learning rates and the run's length come from its manifest (they were missing)."""
+    import json
+
+    from infoppo_cli.report.runs import read_run
+    from infoppo_cli.report.tables import hparams_rows
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "metrics.jsonl").write_text('{"step": 1, "policy_loss": 0.1}\n')
+    flags = {
+        "algo.advantage.gamma": 0.999,
+        "algo.advantage.lambd": 0.99,
+        "actor.adam.lr": 1e-6,
+        "critic.adam.lr": 2e-6,
+        "actor.eps_clip_low_high": [0.2, 0.28],
+        "train.seed": 3,
+    }
+    config = {
+        "method": "infoppo",
+        "model": "m",
+        "openrlhf_flags": flags,
+        "infotime": {"eps_low_info": 10.0, "eps_high_info": 20.0, "norm": "batch", "rl_steps": 40},
+    }
+    (run_dir / "manifest.json").write_text(json.dumps({"config": config, "seed": 3, "status": "finished"}))
+    columns, rows = hparams_rows([read_run(run_dir, [])], [])
+    row = dict(zip(columns, rows[0], strict=True))
+    assert (row["gamma"], row["lambda"], row["actor-lr"], row["critic-lr"]) == (0.999, 0.99, 1e-6, 2e-6)
+    assert (row["eps-low-info"], row["eps-high-info"], row["norm"], row["steps"]) == (10.0, 20.0, "batch", 40)
+    assert row["clip"] == "0.2/0.28" and row["seed"] == 3
