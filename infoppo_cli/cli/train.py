@@ -29,15 +29,22 @@ def presets_table(preset_files: list[str] | None = None, methods_file: str | Non
 
     table = Table(title="model presets (presets/*.toml; --preset NAME or --preset FILE.toml)")
     table.add_column("preset", no_wrap=True, style="bold")
-    for column in ("model", "max response", "GPU layout", "vLLM", "ZeRO", "lr actor / critic", "source"):
+    for column in ("model", "max response", "layout", "rollout", "ZeRO", "lr actor / critic", "source"):
         table.add_column(column)
     for name in [*preset_names(), *(preset_files or [])]:
         p = preset(name)
         lr = f"{p.openrlhf.get('actor.adam.lr')} / {p.openrlhf.get('critic.adam.lr')}"
-        layout = f"{p.nodes} x {p.gpus_per_node} GPUs"
-        vllm = f"{p.nodes * p.gpus_per_node // p.vllm_tensor_parallel} x TP{p.vllm_tensor_parallel}"
-        zero = str(p.openrlhf.get("ds.zero_stage"))
-        table.add_row(p.name, p.model, f"{p.max_response_tokens} tokens", layout, vllm, zero, lr, p.source)
+        engines = p.nodes * p.gpus_per_node // p.vllm_tensor_parallel
+        if p.device == "cpu":  # no GPU and no vLLM on a CPU run: say what it has
+            layout, rollout = f"{p.gpus_per_node} CPU worker(s) per model", f"{engines} CPU engine(s)"
+        else:
+            layout, rollout = (
+                f"{p.nodes} x {p.gpus_per_node} GPUs",
+                f"{engines} vLLM x TP{p.vllm_tensor_parallel}",
+            )
+        zero = str(p.openrlhf.get("ds.zero_stage", 2))
+        model = p.model or f"built with its task ({p.task})"
+        table.add_row(p.name, model, f"{p.max_response_tokens} tokens", layout, rollout, zero, lr, p.source)
     methods_table = Table(title="methods (presets/methods.toml; --methods-file FILE.toml adds more)")
     methods_table.add_column("method", no_wrap=True, style="bold")
     for column in ("advantage", "clip", "token mask", "defaults", "summary", "source"):

@@ -32,10 +32,12 @@ def dry_run(*args: str) -> str:
 
 def test_every_preset_is_offered():
     assert preset_names() == sorted([*PRESETS, "tiny-cpu"])
-    result = runner.invoke(app, ["presets"])
+    result = runner.invoke(app, ["presets"], env={"COLUMNS": "250"})
     assert result.exit_code == 0
     for name in PRESETS + METHODS:
         assert name in result.output
+    tiny = next(line for line in result.output.splitlines() if "tiny-cpu.toml" in line)
+    assert "1 CPU worker(s) per model" in tiny and "1 CPU engine(s)" in tiny and "GPU" not in tiny
 
 
 @pytest.mark.parametrize("preset", PRESETS)
