@@ -32,12 +32,17 @@ def dry_run(*args: str) -> str:
 
 def test_every_preset_is_offered():
     assert preset_names() == sorted([*PRESETS, "tiny-cpu"])
-    result = runner.invoke(app, ["presets"], env={"COLUMNS": "250"})
+    result = runner.invoke(app, ["presets"])
     assert result.exit_code == 0
     for name in PRESETS + METHODS:
         assert name in result.output
-    tiny = next(line for line in result.output.splitlines() if "tiny-cpu.toml" in line)
-    assert "1 CPU worker(s) per model" in tiny and "1 CPU engine(s)" in tiny and "GPU" not in tiny
+    from infoppo_cli.cli.train import presets_table
+
+    table = presets_table().renderables[0]
+    rows = zip(*(column._cells for column in table.columns), strict=True)
+    headers = [column.header for column in table.columns]
+    tiny = dict(zip(headers, next(r for r in rows if r[0] == "tiny-cpu"), strict=True))
+    assert tiny["layout"] == "1 CPU worker(s) per model" and tiny["rollout"] == "1 CPU engine(s)"
 
 
 @pytest.mark.parametrize("preset", PRESETS)
