@@ -76,13 +76,14 @@ def gpus_needed(openrlhf_argv: list[str]) -> int:
 def start_ray(
     settings: InfoSettings, openrlhf_argv: list[str] | None = None, local: LocalRay | None = None
 ) -> None:
-    """Join ``settings.ray_address`` or start the embedded Ray (``local``: loopback, private); refuse,
+    """Join ``settings.ray_address`` or start the embedded Ray (``local``: token-authenticated, private
+    session folder; Ray 2.55 still binds its servers to every interface, see ``local_ray``); refuse,
     at once and in one line, a cluster with fewer GPUs than the run asks for (Ray would wait for them
     for ever), unless the run is on the CPU (``--device cpu``)."""
     import ray
 
     options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
-    if local is not None and not settings.ray_address:
+    if local is not None:  # main builds one only without --address
         options.update(local.init_options())
     if settings.device == "cpu" and not settings.ray_address:
         options.update(num_cpus=max(os.cpu_count() or 1, 2))
