@@ -10,16 +10,25 @@ speed-up ≥ 1.7×.
 
     .venv/bin/python benchmarks/bench_grading.py
     .venv/bin/python benchmarks/bench_grading.py --pathological 0   # the ordinary responses alone
+    .venv/bin/python benchmarks/bench_grading.py --cases            # agreement with the case table
+
+`--cases` grades the case table instead (tests/grading/cases.jsonl: cases from other projects' grader
+suites, each citing its source) and prints the grader's agreement with the suites on the independent rows
+(those not marked as a policy decision), on every row, and per class of answer that issue 30 fixed
+(matrices, trailing backslash, multi-part, rounded decimal gold). tests/grading/test_cases.py asserts
+the same agreement is at least 99%.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 from collections import Counter
+from pathlib import Path
 
-from infoppo_cli.grading import DEFAULT_TIMEOUT, GradingPool, grade_many
+from infoppo_cli.grading import DEFAULT_TIMEOUT, GradingPool, grade, grade_many
 
 BENCH_SIZES = {"amc23": 40, "aime24": 30, "aime25": 30, "aime26": 30, "beyondaime": 100}
 SAMPLES = 16
@@ -94,13 +103,43 @@ def timed(pairs: list[tuple[str, str]], workers: int, timeout: float) -> tuple[f
     return cold, warm, verdicts
 
 
+CASES = Path(__file__).resolve().parent.parent / "tests" / "grading" / "cases.jsonl"
+
+
+def case_agreement(table: Path = CASES) -> float:
+    """Print how often the grader gives the verdict each row of the case table expects; return the share
+    of independent rows (not policy decisions) on which it agrees with the cited suite."""
+    rows = [json.loads(line) for line in table.read_text(encoding="utf-8").splitlines() if line]
+    agrees = [grade(row["response"], row["gold"]).correct is row["expected"] for row in rows]
+    independent = [agree for agree, row in zip(agrees, rows, strict=True) if "policy" not in row]
+    share = sum(independent) / len(independent)
+    print(
+        f"case table: {len(rows)} rows, {len(rows) - len(independent)} of them policy decisions or own cases"
+    )
+    count = f"{sum(independent)} of {len(independent)}"
+    print(f"agreement with the cited suites on the independent rows: {count} ({share:.1%})")
+    print(f"every row as the table expects: {sum(agrees)}/{len(rows)} ({sum(agrees) / len(rows):.1%})")
+    classes = sorted({row["class"] for row in rows if "class" in row})
+    for name in classes:
+        of_class = [agree for agree, row in zip(agrees, rows, strict=True) if row.get("class") == name]
+        print(f"  {name}: {sum(of_class)}/{len(of_class)}")
+    for agree, row in zip(agrees, rows, strict=True):
+        if not agree:
+            print(f"  disagrees: {row['source']}: {row['response'][-60:]!r} vs gold {row['gold'][-40:]!r}")
+    return share
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pathological", type=int, default=2, help="runaway answers among the responses")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="per-response deadline (s)")
+    parser.add_argument("--cases", action="store_true", help="print agreement with the case table instead")
     args = parser.parse_args()
+    if args.cases:
+        case_agreement()
+        return
 
     pairs = build_pairs(pathological=args.pathological)
     size = sum(len(r) for r, _ in pairs) / len(pairs)

@@ -268,6 +268,13 @@ def info_discount(rho: torch.Tensor, mask: torch.Tensor, gamma: float) -> torch.
     return torch.pow(gamma, elapsed).float()
 
 
+def token_discount(mask: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Per-sequence token-time discount ``Gamma_token(0, T) = gamma ** T``, ``T`` the response's length
+    in tokens: what standard GAE's clock gives the same response (:func:`info_discount` with rho = 1)."""
+    validate_hyperparameters(gamma=gamma)
+    return torch.pow(gamma, mask.double().sum(dim=-1)).float()
+
+
 # --------------------------------------------------------------------------- adaptive clipping
 
 

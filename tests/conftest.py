@@ -88,6 +88,16 @@ def task_cache(request):
 
 
 @pytest.fixture(scope="session")
+def chain_task(task_cache):
+    """The tiny-cpu-long preset's long-horizon task, in the same cache as ``task_cache`` (its build
+    takes about 15 minutes of one CPU core, once per recipe)."""
+    from infoppo_cli.tasks import ensure_task
+    from infoppo_cli.tasks.recipes import task_recipe
+
+    return ensure_task(task_recipe("chain"))
+
+
+@pytest.fixture(scope="session")
 def _session_grading_workers():
     """Hands out one set of two warm grading workers for the whole session; see
     ``shared_grading_workers``."""

@@ -18,6 +18,7 @@ from infoppo_cli.infotime import (
     info_time_gae_loop,
     information_density,
     masked_max_entropy,
+    token_discount,
     token_entropy,
     validate_hyperparameters,
 )
@@ -189,6 +190,22 @@ def test_info_discount_is_gamma_to_the_elapsed_information():
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]]).float()
     got = info_discount(rho, mask, 0.9)
     assert torch.allclose(got, torch.tensor([0.9**1.75, 0.9**2.0]))
+
+
+def test_token_discount_is_gamma_to_the_response_length():
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]]).float()
+    got = token_discount(mask, 0.9)
+    assert torch.allclose(got, torch.tensor([0.9**3, 0.9**2, 1.0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(width=st.integers(1, 300), seed=st.integers(0, 10_000), gamma=st.floats(0.5, 1.0))
+def test_the_token_clock_is_the_info_clock_at_rho_one_and_never_ahead_of_it(width, seed, gamma):
+    g = torch.Generator().manual_seed(seed)
+    mask = (torch.rand(2, width, generator=g) < 0.8).float()
+    rho = torch.rand(2, width, generator=g)
+    assert torch.allclose(token_discount(mask, gamma), info_discount(torch.ones_like(rho), mask, gamma))
+    assert bool((token_discount(mask, gamma) <= info_discount(rho, mask, gamma) + 1e-6).all())
 
 
 def test_gae_argument_checks():

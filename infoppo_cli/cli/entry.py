@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from infoppo_cli import __version__
-from infoppo_cli.cli import benches, data, grade, inspect, report, sweep, train
+from infoppo_cli.cli import benches, data, grade, inspect, invocation, report, sweep, train
 from infoppo_cli.cli import eval as evaluate
 from infoppo_cli.cli.console import err_console
 from infoppo_cli.cli.help_style import HouseStyleGroup
@@ -55,6 +55,7 @@ app.command("grade")(grade.grade_command)
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one clear ``error:`` line and a non-zero exit for a user error,
     whether our code or Typer's own parsing found it (exit 2), never a traceback or a box."""
+    invocation.remember(argv)  # the command as typed, for a run's records
     try:
         code = app(args=argv, prog_name="infoppo", standalone_mode=False)
     except InfoppoError as exc:

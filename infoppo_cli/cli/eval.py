@@ -37,12 +37,21 @@ ResumeOption = Annotated[
 ListBenchesOption = Annotated[
     bool, typer.Option("--list-benches", help="List the benchmark registry and exit.")
 ]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print the benchmarks, samples, backend, engines and expected generation volume; generate "
+        "nothing.",
+    ),
+]
 
 _PARAMETERS = [
     *settings_options(EvalSettings),
     option_parameter("out", OutDirOption),
     option_parameter("resume", ResumeOption, False),
     option_parameter("list_benches", ListBenchesOption, False),
+    option_parameter("dry_run", DryRunOption, False),
 ]
 
 
@@ -60,7 +69,7 @@ def eval_command(**options: Any) -> None:
     from infoppo_cli.eval.run import run_evaluation
     from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
-    out, resume = options.pop("out"), options.pop("resume")
+    out, resume, dry_run = options.pop("out"), options.pop("resume"), options.pop("dry_run")
     model, responses = options["model"], options["responses"]
     if out is None:
         if model is None and responses is None:
@@ -68,6 +77,9 @@ def eval_command(**options: Any) -> None:
         out = default_out_dir(model, responses)
     check_output_target(out, kind="dir", inputs=[options["data_file"], responses, options["benches_file"]])
     settings = resolve_settings(options, out, resume)
+    if dry_run:
+        _print_preview(settings, out)
+        return
     check_out_dir(out, settings)
     show_library_messages()
     with _progress() as progress:
@@ -76,6 +88,24 @@ def eval_command(**options: Any) -> None:
 
 
 # --------------------------------------------------------------------------- rendering
+
+
+def _print_preview(settings: EvalSettings, out: Path) -> None:
+    """``--dry-run``: the evaluation as planned, then each problem as an ``error:`` line (exit 2)."""
+    from rich.table import Table
+
+    from infoppo_cli.cli.console import console
+    from infoppo_cli.cli.problems import exit_on_problems
+    from infoppo_cli.eval.preview import eval_preview
+
+    preview = eval_preview(settings, out)
+    table = Table(title="infoppo eval (dry run: nothing is generated)", show_header=False)
+    table.add_column("setting", style="bold")
+    table.add_column("value")
+    for name, value in preview.rows:
+        table.add_row(name, value)
+    console.print(table)
+    exit_on_problems(preview.problems)
 
 
 class _RichHandler(logging.Handler):
@@ -161,11 +191,12 @@ def render_table(metrics: Mapping[str, Any]) -> Any:
 
     k = metrics["average"]["k"]
     table = Table(title=f"mean@{k} (score, %) and mean response length (tokens)")
-    columns = ("Bench", "Score", "± SE", "Len.", f"pass@{k}", f"maj@{k}", "Trunc.", "No ans.", "Timeouts")
-    columns = (*columns, "Problems")
+    rows = [*metrics["benches"].items(), ("Average", metrics["average"])]
+    timeouts = any(row.get("timeouts") for _, row in rows)  # a column only when grading hit its deadline
+    columns = ("Bench", "Score", "± SE", "Len.", f"pass@{k}", f"maj@{k}", "Trunc.", "No ans.")
+    columns = (*columns, *(["Timeouts"] if timeouts else []), "Problems")
     for column in columns:
         table.add_column(column, justify="left" if column == "Bench" else "right")
-    rows = [*metrics["benches"].items(), ("Average", metrics["average"])]
     for index, (name, row) in enumerate(rows):
         table.add_row(
             name,
@@ -176,7 +207,7 @@ def render_table(metrics: Mapping[str, Any]) -> Any:
             _fmt(row["maj@k"]),
             _percent(row["truncation_rate"]),
             _percent(row["no_answer_rate"]),
-            str(row.get("timeouts", "-")),
+            *([str(row.get("timeouts", "-"))] if timeouts else []),
             str(row["problems"]),
             style="bold" if index == len(rows) - 1 else None,
             end_section=index == len(rows) - 2,

@@ -64,9 +64,21 @@ def print_summary(summary: dict[str, Any], out: Path) -> None:
     from rich.table import Table
 
     from infoppo_cli.cli.console import console
+    from infoppo_cli.inspect.clock import discount_text
 
     table = Table(title=f"Information clock on {summary['responses']} responses")
-    for column in ("model", "tokens", "mean H", "p50 H", "p90 H", "mean ρ", "ρ > 0.5", "mean Γ_info(0,T)"):
+    columns = (
+        "model",
+        "tokens",
+        "mean H",
+        "p50 H",
+        "p90 H",
+        "mean ρ",
+        "ρ > 0.5",
+        "mean Γ_info(0,T)",
+        "mean γ^T",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column == "model" else "right")
     rows = [summary] + ([summary["compare"]] if "compare" in summary else [])
     for row in rows:
@@ -78,7 +90,8 @@ def print_summary(summary: dict[str, Any], out: Path) -> None:
             _num(row["entropy"]["p90"]),
             _num(row["rho"]["mean"]),
             "-" if row["rho_above_half"] is None else f"{100 * row['rho_above_half']:.1f}%",
-            _num(row["gamma_info_T_mean"], 4),
+            discount_text(row["gamma_info_T_mean"]),
+            discount_text(row.get("gamma_token_T_mean")),
         )
     console.print(table)
     if "compare" in summary:

@@ -60,10 +60,12 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     Options not listed here (e.g. --steps N, --data PATH, --set KEY=VALUE) go to every `infoppo train`.
     """
     from infoppo_cli.atomic import check_output_target
-    from infoppo_cli.cli.console import console, say
+    from infoppo_cli.cli.console import StageProgress, console, say
+    from infoppo_cli.cli.problems import exit_on_problems
     from infoppo_cli.cli.sweep_display import ProgressReporter, print_dry_run, print_seed_means, summary_table
     from infoppo_cli.sweep.grid import build_plan, long_sweep_warning, parse_eval_benches
     from infoppo_cli.sweep.lock import sweep_lock
+    from infoppo_cli.sweep.preflight import check_sweep
     from infoppo_cli.sweep.runner import run_sweep
     from infoppo_cli.sweep.slurm import check_slurm_settings, require_slurm
     from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
@@ -84,6 +86,7 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
         eval_benches=parse_eval_benches(request.eval_bench),
         extra_train_args=list(ctx.args),
         train_options=train_options(redact_argv(list(ctx.args))),
+        tracking=request.tracking(),
     )
     os.environ.update(secrets_in_argv(list(ctx.args)))  # runs inherit it; commands show <redacted>
     check_output_target(plan.out_dir, kind="dir")
@@ -93,7 +96,10 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     cost = long_sweep_warning(plan, parallel)
     if cost:
         say("warning", cost)
-    missing_data, arm_warnings = check_train_requests(plan, strict_data=not dry_run)
+    with StageProgress("building the preset's task") as progress:  # drawn only on a cache miss
+        check = check_sweep(
+            plan, existing, strict_data=not dry_run, retry_failed=request.retry_failed, progress=progress
+        )
     where = {
         "local": "locally, one after another",
         "ray": f"as Ray jobs on {request.address}, at most {parallel} at once",
@@ -101,11 +107,14 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
     }[chosen]
     if dry_run:
         print_dry_run(plan, existing, where, in_ray_job=chosen != "local")
-        for warning in arm_warnings:
+        console.print(tracking_line(plan), highlight=False, soft_wrap=True, markup=False)
+        for warning in check.warnings:
             say("warning", warning, to=console)
-        for note in _dry_run_notes(chosen, missing_data, existing):
+        for note in _dry_run_notes(chosen, check.missing_data, existing):
             say("note", note, to=console)
+        exit_on_problems(check.problems)  # every point's, after the whole grid
         return
+    exit_on_problems(check.problems)  # before anything is made
     if chosen == "slurm":
         require_slurm()  # before the sweep directory is made: nothing starts where SLURM is absent
 
@@ -196,25 +205,18 @@ def train_options(args: list[str]) -> dict[str, Any]:
     return given_fields(params, TrainRequest)
 
 
-def check_train_requests(plan: SweepPlan, strict_data: bool = True) -> tuple[list[str], list[str]]:
-    """Plan the first run of every arm as `infoppo train` would (OpenRLHF's parser, the data file, every
-    `--set`), from the ``TrainRequest`` the sweep built for it, so that a typo or missing data stops
-    the sweep here, not after its first launch.
+def tracking_line(plan: SweepPlan) -> str:
+    """How the sweep's runs are named in wandb and TensorBoard (one line of the dry run)."""
+    from infoppo_cli.train.request import DEFAULT_WANDB_PROJECT
 
-    Without ``strict_data`` (a dry run) the default data file may be missing, as for `train --dry-run`.
-    Returns the data files that do not exist yet and the arms' plan warnings, each once."""
-    from infoppo_cli.cli.console import StageProgress
-    from infoppo_cli.train.plan import plan_training
-
-    first_of_arm = {point.time: point for point in reversed(plan.points)}
-    missing: list[str] = []
-    warnings: list[str] = []
-    for point in first_of_arm.values():
-        with StageProgress("building the preset's task") as progress:  # drawn only on a cache miss
-            arm = plan_training(plan.train_request(point), strict_data=strict_data, progress=progress)
-        missing += [arm.data_to_prepare] if arm.data_to_prepare and arm.data_to_prepare not in missing else []
-        warnings += [warning for warning in arm.warnings if warning not in warnings]
-    return missing, warnings
+    first = plan.points[0]
+    names = plan.tracking_fields(first)
+    project = names.get("wandb_project", DEFAULT_WANDB_PROJECT)
+    mode = f" ({names['wandb_mode']})" if "wandb_mode" in names else ""
+    return (
+        f"tracking: wandb project {project}{mode}, group {names['wandb_group']}, each run named after its "
+        f"grid point ({names['run_name']}, ...); TensorBoard logs in OUT/RUN/tensorboard/RUN-NAME"
+    )
 
 
 def _dry_run_notes(chosen: str, missing_data: list[str], existing: SweepState | None) -> list[str]:

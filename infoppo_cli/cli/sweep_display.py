@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import shlex
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from infoppo_cli.cli.console import console, progress_bar
@@ -80,16 +83,36 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-class ProgressReporter:
-    """A Rich progress bar over the sweep's runs, with one line per started and finished run."""
+def sweep_time_left(elapsed: float, done: int, total: int) -> float | None:
+    """Seconds until the sweep's last point ends: the points left at the pace of those done so far
+    (wall time over points done, so points run side by side count as such); ``None`` before any."""
+    if done <= 0:
+        return None
+    return elapsed / done * max(total - done, 0)
 
-    def __init__(self) -> None:
+
+def points_line(done: int, total: int, left: float | None) -> str:
+    """``3/12 points done, ~2h15m left``."""
+    line = f"{done}/{total} points done"
+    return f"{line}, ~{_duration(left)} left" if left and done < total else line
+
+
+class ProgressReporter:
+    """A Rich progress bar over the sweep's runs, with one line per started and finished run, each
+    finished one with the points done and the sweep's time left."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._progress = progress_bar()
         self._task = None
         self._active: dict[str, str] = {}
+        self._clock = clock
+        self._started = clock()
+        self._done = 0
+        self._total = 0
 
     def begin(self, total: int, description: str) -> None:
         self._progress.console.print(f"Running {total} run(s) {description}", highlight=False)
+        self._started, self._done, self._total = self._clock(), 0, total
         self._progress.start()
         self._task = self._progress.add_task("sweep", total=total)
 
@@ -111,11 +134,14 @@ class ProgressReporter:
 
     def run_finished(self, run: RunRecord, phase: PhaseRecord) -> None:
         self._active.pop(run.name, None)
+        self._done += 1
+        left = sweep_time_left(self._clock() - self._started, self._done, self._total)
+        points = escape(points_line(self._done, self._total, left))
         if run.status == "done":
-            line = f"[green]done[/] {run.name} in {_duration(run.duration_s)}"
+            line = f"[green]done[/] {escape(run.name)} in {_duration(run.duration_s)}  ({points})"
         else:
             log = Path(run.output_dir) / f"{phase.name}.log"
-            line = f"[red]failed[/] {run.name}: {run.error} (log: {log})"
+            line = f"[red]failed[/] {escape(run.name)}: {escape(run.error or '')} (log: {log})  ({points})"
         self._progress.console.print(line, highlight=False)
         self._progress.advance(self._task)
         self._describe()

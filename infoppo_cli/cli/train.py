@@ -89,6 +89,13 @@ def presets_command(**options: Any) -> None:
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Print the plan and the OpenRLHF command; run nothing.")
 ]
+VerboseOption = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        help="Also show all of the run's output here (OpenRLHF's, Ray's); RUN/train.log always has it.",
+    ),
+]
 ListPresetsOption = Annotated[
     bool, typer.Option("--list-presets", help="List presets and methods, then exit.")
 ]
@@ -100,7 +107,9 @@ ReplayOption = Annotated[
         show_default=False,
     ),
 ]
-REPLAY_TAKES = ("overrides", "output_dir", "resume", "steps")
+TRACKING_FIELDS = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
+"""The request options that name the run in wandb and TensorBoard (not part of the plan's identity)."""
+REPLAY_TAKES = ("overrides", "output_dir", "resume", "steps", *TRACKING_FIELDS)
 """The request options ``--replay`` takes; the plan's others come from the run's manifest."""
 
 
@@ -108,6 +117,7 @@ REPLAY_TAKES = ("overrides", "output_dir", "resume", "steps")
     [
         *settings_options(TrainRequest),
         option_parameter("dry_run", DryRunOption, False),
+        option_parameter("verbose", VerboseOption, False),
         option_parameter("list_presets", ListPresetsOption, False),
         option_parameter("replay", ReplayOption),
     ]
@@ -118,6 +128,7 @@ def train_command(**options: Any) -> None:
     from infoppo_cli.train.plan import plan_training
 
     dry_run, list_presets, replay = options.pop("dry_run"), options.pop("list_presets"), options.pop("replay")
+    verbose = options.pop("verbose")
     given = given_fields(options, TrainRequest)
     if list_presets:
         console.print(
@@ -129,24 +140,32 @@ def train_command(**options: Any) -> None:
         if refused:
             flag = given_flag(TrainRequest, refused[0], given[refused[0]])
             raise UsageError(f"--replay takes its plan from the run; use --set instead of {flag}")
-        _replay(replay, given, dry_run)
+        _replay(replay, given, dry_run, verbose)
         return
     if "preset" not in given:
         raise UsageError("--preset is required; see `infoppo presets` for the choices")
     request = TrainRequest(**given)
     with StageProgress("building the preset's task") as progress:
         plan = plan_training(request, strict_data=not dry_run, progress=progress)
-    _launch_or_print(plan, dry_run)
+    _launch_or_print(plan, dry_run, verbose=verbose)
 
 
-def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None) -> None:
+def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None, verbose: bool = False) -> None:
     """Check the output directory, show the plan (and ``after_plan``), then print the exact command
-    (``--dry-run``) or run it."""
+    (``--dry-run``: then every problem a launch would be refused for, each an ``error:`` line, exit 2)
+    or run it."""
     from infoppo_cli.atomic import check_output_target
+    from infoppo_cli.cli.invocation import typed_command
+    from infoppo_cli.cli.problems import exit_on_problems
+    from infoppo_cli.train.preflight import launch_problems
     from infoppo_cli.train.run import check_launch, invocation_text, run_training
 
-    check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir")
-    checked = check_launch(plan)
+    plan.typed_command = typed_command()
+    if dry_run:
+        problems = launch_problems(plan)
+    else:
+        check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir")
+        checked = check_launch(plan)
     console.print(plan_table(plan))
     if after_plan is not None:
         console.print(after_plan)
@@ -157,8 +176,12 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None) -> 
             say("note", f"{plan.data_to_prepare} does not exist yet: {PREPARE_DATA}", to=console)
         console.print("OpenRLHF invocation:", style="bold")
         print(invocation_text(plan))
+        exit_on_problems(problems)
         return
-    code = run_training(plan, checked)
+    from infoppo_cli.cli.train_progress import TrainDisplay
+
+    with TrainDisplay(plan.length.rl_steps) as display:  # the run's full output goes to RUN/train.log
+        code = run_training(plan, checked, display, verbose)
     _say_outcome(plan)
     if code:
         raise typer.Exit(code)
@@ -178,7 +201,7 @@ def _say_outcome(plan: TrainPlan) -> None:
         console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
-def _replay(run_dir: str, given: dict[str, Any], dry_run: bool) -> None:
+def _replay(run_dir: str, given: dict[str, Any], dry_run: bool, verbose: bool = False) -> None:
     """``--replay RUN``: the recorded plan rebuilt (its RL steps too, unless ``--steps`` changes
     them), the differences shown, then run like any plan."""
     from dataclasses import replace
@@ -190,6 +213,7 @@ def _replay(run_dir: str, given: dict[str, Any], dry_run: bool) -> None:
     recorded = read_recorded(run_dir)
     request = replay_request(recorded, given.get("overrides", []), given.get("output_dir"))
     request = replace(request, resume=given.get("resume", False))
+    request = replace(request, **{name: given[name] for name in TRACKING_FIELDS if name in given})
     if "steps" in given:
         request = replace(request, steps=given["steps"])
     try:
@@ -203,4 +227,4 @@ def _replay(run_dir: str, given: dict[str, Any], dry_run: bool) -> None:
     for row in rows:
         table.add_row(*row)
     same = f"no differences from {recorded.run_dir}: the same OpenRLHF command"
-    _launch_or_print(plan, dry_run, table if rows else same)
+    _launch_or_print(plan, dry_run, table if rows else same, verbose)

@@ -111,9 +111,10 @@ def load_bench(
 
 def _task_heldout(task: str) -> Path:
     """The held-out file of a built-in task (built offline and cached on first use)."""
-    from infoppo_cli.tasks import TaskRecipe, ensure_task
+    from infoppo_cli.tasks import ensure_task
+    from infoppo_cli.tasks.recipes import task_recipe
 
-    return ensure_task(TaskRecipe(name=task)).heldout_file
+    return ensure_task(task_recipe(task)).heldout_file
 
 
 def _rows_from_hub(spec: BenchSpec) -> list[dict[str, Any]]:

@@ -1,7 +1,11 @@
 """The benchmark registry and the benchmark selection syntax every command shares.
 
 The registry is ``evaluation/benchmarks.toml`` (shipped) plus, optionally, a user file in the same
-format (``--benches-file FILE.toml``), whose tables are checked exactly as the shipped ones are. A
+format (``--benches-file FILE.toml``), whose tables are checked exactly as the shipped ones are. Both are
+read by the rules of every input file: a UTF-8 byte-order mark is read past (as the JSONL readers of
+``data prep``, ``eval --bench`` and ``grade --file`` do), a file nested too deeply for the parser is
+malformed, and a table naming an unknown built-in ``task`` is refused with the known ones, all as one
+:class:`UsageError` line. A
 selection (``eval --bench``, ``train --eval-bench``) is a comma-separated list whose items are registry
 names, ``all``, or ``NAME=FILE``: a local jsonl/parquet/csv/json file, either replacing the Hub data of
 a registry benchmark or, under a new name, a benchmark of its own.
@@ -11,15 +15,26 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records.jsonl import UTF8_BOM
 from infoppo_cli.resources import data_dir
 from infoppo_cli.schema import checked, file_problem, read_toml
 
-BENCH_NAMES: tuple[str, ...] = ("amc23", "aime24", "aime25", "aime26", "beyondaime", "math500", "arithmetic")
+BENCH_NAMES: tuple[str, ...] = (
+    "amc23",
+    "aime24",
+    "aime25",
+    "aime26",
+    "beyondaime",
+    "math500",
+    "arithmetic",
+    "chain",
+)
 """Every benchmark of the shipped registry, in report order."""
 
 DEFAULT_BENCHES: tuple[str, ...] = ("amc23", "aime24", "aime25", "aime26", "beyondaime")
@@ -79,6 +94,13 @@ def spec_from_table(name: str, table: Any, where: str) -> BenchSpec:
     if not NAME_RULE.fullmatch(name):
         raise file_problem(where, (name,), f"is no benchmark name: {_NAME_ADVICE}")
     checked_table = checked(BenchTable, table, where, (name,))
+    if checked_table.task:
+        from infoppo_cli.tasks.recipes import TASK_RECIPES  # imported only when a table names a task
+
+        if checked_table.task not in TASK_RECIPES:
+            known = ", ".join(TASK_RECIPES)
+            problem = f"is no built-in task (known: {known})"
+            raise file_problem(where, (name, "task"), problem, checked_table.task)
     return BenchSpec(
         name=name,
         title=checked_table.title,
@@ -104,10 +126,27 @@ _NAME_ADVICE = (
 )
 
 
+def read_registry_file(path: Path, what: str) -> dict[str, Any]:
+    """A registry file as a dict: a UTF-8 byte-order mark read past, and a missing, unreadable,
+    malformed or too deeply nested file one :class:`UsageError` that starts with ``what`` and the path."""
+    if not path.is_file():
+        return read_toml(path, what)  # "no such file" / "is not a file", worded as for every data file
+    shown = f"{what} {path}" if what else str(path)
+    try:
+        text = path.read_bytes().removeprefix(UTF8_BOM).decode("utf-8")
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{shown}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"{shown}: not valid TOML (nested too deeply to read)") from None
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
+
+
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, BenchSpec]:
     path = registry_path()
-    tables = read_toml(path, "")
+    tables = read_registry_file(path, "")
     if sorted(tables) != sorted(BENCH_NAMES):
         expected, found = ", ".join(BENCH_NAMES), ", ".join(tables)
         raise UsageError(f"{path} must define exactly {expected}; it defines {found}")
@@ -116,7 +155,7 @@ def _shipped() -> dict[str, BenchSpec]:
 
 @functools.lru_cache(maxsize=8)
 def _user_benches(path: Path, stamp: tuple[int, int]) -> dict[str, BenchSpec]:
-    tables = read_toml(path, "--benches-file")
+    tables = read_registry_file(path, "--benches-file")
     where = f"--benches-file {path}"
     if not tables:
         raise UsageError(f"{where} defines no benchmark; add a [NAME] table per benchmark")

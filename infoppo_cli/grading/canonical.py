@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import re
 
+from infoppo_cli.grading.normalise import strip_trailing_backslashes
+
 _WRAPPERS = (
     re.compile(r"^\$+(.*?)\$+$", re.S),
     re.compile(r"^\\\((.*)\\\)$", re.S),
@@ -33,10 +35,11 @@ def _integer(text: str) -> str:
 def normalise_gold(answer: object) -> str:
     """A gold answer as a canonical string: ``27.0`` → ``27``, ``025`` → ``25``, ``336^\\circ`` → ``336``.
 
-    Numbers become integers when they are integer-valued; ``$…$``, ``\\boxed{…}``, degree marks and
-    thousands separators are removed. Anything else (``\\frac{109}{33}``, ``2.5``) is kept as written,
-    for math-verify to compare. ``None`` becomes ``""``, and so does a non-finite number (JSON's
-    ``NaN`` or ``Infinity``): not an answer, so every reader refuses the row alike.
+    Numbers become integers when they are integer-valued; ``$…$``, ``\\boxed{…}``, degree marks,
+    thousands separators and a stray trailing backslash (``5\\``) are removed. Anything else
+    (``\\frac{109}{33}``, ``2.5``) is kept as written, for math-verify to compare. ``None`` becomes
+    ``""``, and so does a non-finite number (JSON's ``NaN`` or ``Infinity``): not an answer, so every
+    reader refuses the row alike.
     """
     if answer is None:
         return ""
@@ -66,7 +69,7 @@ def _normalise_text_once(text: str) -> str:
         match = wrapper.fullmatch(text)
         if match:
             text = match.group(1).strip()
-    text = _DEGREES.sub("", text).strip()
+    text = _DEGREES.sub("", strip_trailing_backslashes(text)).strip()
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     match = _INTEGER_VALUED_DECIMAL.fullmatch(text)

@@ -5,9 +5,12 @@ The rules, in order (the README's "Grading" section shows one example of each):
 1. Only the final text counts: special tokens are dropped, and with a ``<think>`` block only the text after
    the last ``</think>``; an unclosed ``<think>`` holds no answer.
 2. The last ``\\boxed{}`` / ``\\fbox{}`` (brace-balanced; ``\\{`` does not close it). Boxes written next to it
-   in one final statement (``\\boxed{1}, \\boxed{2} and \\boxed{3}``: only commas, ``and``, math
-   delimiters and white space between them) are joined into one list, as math-verify's own tests expect;
-   a box separated from the last one by any other text is an earlier attempt and is ignored.
+   in one final statement (``\\boxed{1}, \\boxed{2} and \\boxed{3}``, ``\\boxed{(3, 3)} \\text{ for part (a)
+   and } \\boxed{(1, 1)}``: only connecting text between them, see
+   :func:`~infoppo_cli.grading.parts.joinable`) are joined into one list, as math-verify's own tests
+   expect; a box separated from the last one by any other text is an earlier attempt and is ignored.
+   Boxes under part labels counting up to the last box (``(a) … \\boxed{3} … (b) … \\boxed{5}``) are one
+   answer with labelled parts, ``(a) 3; (b) 5``.
 3. DAPO's last ``Answer:`` line (DAPO's prompt asks for it; verl's ``math_dapo.py`` reads the same line).
    An empty line after ``Answer:`` is followed to the next non-empty line, and display math opened on it
    (``\\[`` or ``$$``) is followed onto the next lines until it closes. Minerva's form of the line,
@@ -25,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infoppo_cli.grading.parts import LABEL, joinable, label_run
+
 # Special tokens that survive decoding with skip_special_tokens=False (ChatML, Llama 3, DeepSeek, </s>).
 _SPECIAL_TOKEN = re.compile(r"<\|[^<>|\n]{1,64}\|>|<｜[^<>\n]{1,64}｜>|</s>")
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -32,9 +37,6 @@ _BRACE_TOKEN = re.compile(r"\\[\\{}]|[{}]")  # an escaped brace or backslash is 
 _ANSWER_LINE = re.compile(r"\banswer\s*:[ \t]*\**[ \t]*([^\n]*)", re.IGNORECASE)
 _FINAL_PHRASE = re.compile(r"final answer is\s*:?[ \t]*([^\n]+)", re.IGNORECASE)
 _HOPE = re.compile(r"I hope it is correct", re.IGNORECASE)
-_BETWEEN_JOINED_BOXES = re.compile(
-    r"(?:\s|\$|\\[()\[\]]|,|\band\b|\\quad|\\,|\\text\{\s*and\s*\})*", re.IGNORECASE
-)
 _DISPLAY_OPENERS = {"\\[": "\\]", "$$": "$$"}
 _DELIMITED = re.compile(r"^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])$", re.S)
 
@@ -130,21 +132,49 @@ def _box_contents(text: str) -> list[tuple[int, int, str | None]]:
 
 
 def _last_boxes(text: str) -> tuple[int, Extraction | None] | None:
-    """Start of the last box and its answer, joined with the boxes adjacent to it (rule 2)."""
+    """Start of the last box and its answer: its labelled parts, or it joined with the boxes adjacent to
+    it (rule 2)."""
     boxes = _box_contents(text)
     if not boxes:
         return None
     start, _, content = boxes[-1]
     if content is None:  # the last box was never closed: the response was cut mid-answer
         return start, None
-    joined = [content]  # last first
+    labelled = _labelled_boxes(text, boxes)
+    if labelled is not None:
+        return labelled
+    start, answer = _joined(text, boxes)
+    return start, Extraction("\\boxed{" + answer + "}", answer, "box")
+
+
+def _joined(text: str, boxes: list[tuple[int, int, str | None]]) -> tuple[int, str]:
+    """Start and joined answer of the last of ``boxes`` and the boxes adjacent to it."""
+    start, _, content = boxes[-1]
+    joined = [content or ""]  # last first
     for previous in reversed(boxes[:-1]):
-        if previous[2] is None or not _BETWEEN_JOINED_BOXES.fullmatch(text[previous[1] : start]):
+        if previous[2] is None or not joinable(text[previous[1] : start]):
             break
         joined.append(previous[2])
         start = previous[0]
-    answer = ", ".join(part.strip() for part in reversed(joined))
-    return start, Extraction("\\boxed{" + answer + "}", answer, "box")
+    return start, ", ".join(part.strip() for part in reversed(joined))
+
+
+def _labelled_boxes(text: str, boxes: list[tuple[int, int, str | None]]) -> tuple[int, Extraction] | None:
+    """The parts under labels ``(a)``, ``(b)`` … that count up to the last box, each part its label's last
+    box (joined with boxes adjacent to it), or ``None`` unless every label holds a box."""
+    run = label_run([label for label in LABEL.finditer(text) if label.end() <= boxes[-1][0]])
+    if not run:
+        return None
+    closed = [box for box in boxes if box[2] is not None]
+    ends = [label.start() for label in run[1:]] + [len(text)]
+    parts = []
+    for label, end in zip(run, ends, strict=True):
+        inside = [box for box in closed if label.end() <= box[0] and box[1] <= end]
+        if not inside:
+            return None
+        parts.append(f"({label.group('name')}) {_joined(text, inside)[1]}")
+    answer = "; ".join(parts)
+    return run[0].start(), Extraction("\\boxed{" + answer + "}", answer, "box")
 
 
 def _last_answer_line(text: str) -> tuple[int, Extraction] | None:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.grading.extract import Extraction, extract
+from infoppo_cli.grading.normalise import is_integer_answer, normalise_answer
+from infoppo_cli.grading.parts import Parts, split_parts
+from infoppo_cli.grading.rounding import rounded_equal
 
 POLICY: dict[str, str] = {
     "thousands separators": (
@@ -47,8 +50,31 @@ POLICY: dict[str, str] = {
         "written in the same order."
     ),
     "multiple boxes": (
-        "Boxes written next to each other in one final statement are joined into a list; a box separated "
-        "from the last by other text is an earlier attempt and is ignored (see infoppo_cli.grading.extract)."
+        "Boxes of one final statement are joined into a list: only commas, semicolons, and/or, delimiters, "
+        "part labels ('for part (a) and'), a name assigned (y_2 =) and one word after a box ('papers and') "
+        "between them. A box separated from the last by any other text ('was wrong; actually', a full "
+        "stop) is an earlier attempt and is ignored (see infoppo_cli.grading.parts)."
+    ),
+    "multi-part answers": (
+        "Parts labelled (a), (b) … (or (i), (1)), in boxes or in one answer, are compared part by part: in "
+        "order when the gold labels its parts (never as math-verify's product a*3*b*5), as a set when the "
+        "gold is an unlabelled list. Parts that are lists themselves, separated by ; or 'and' "
+        "(p=5,q=2;p=7,q=2), are compared as a set of parts."
+    ),
+    "matrices": (
+        "Matrix environments compare by content: pmatrix, bmatrix, Bmatrix, matrix, smallmatrix, array and "
+        "the starred forms are one matrix, row spacing (\\\\[2pt]) and \\hline dropped; vmatrix and "
+        "Vmatrix are determinants, read as numbers."
+    ),
+    "trailing backslashes": (
+        "A stray backslash or line break (\\\\) at the end of an answer is dropped, inside a closing $ too: "
+        "a gold 5\\ is 5 (before, every response to it was an error)."
+    ),
+    "rounded decimal golds": (
+        "A gold decimal stands for every number that rounds to it at the places it is written with: "
+        "100/3 matches 33.3, 2/3 and 0.6667 match 0.67, 0.7 does not; entries of matrices, tuples, "
+        "intervals and sets alike. The precision is the gold's only: 0.33 does not match a gold 1/3 "
+        "(math-verify's own comparison at 6 places still holds), and a decimal of zeros (27.0) is an integer."
     ),
     "multi-line golds": "Line breaks are white space: a gold matrix over several lines is read whole.",
     "no anchor, no answer": (
@@ -62,66 +88,6 @@ POLICY: dict[str, str] = {
     ),
 }
 """Every grading decision where the field differs, in one place (tests/grading/test_verify.py tests each)."""
-
-_INTEGER_WITH_SEPARATORS = re.compile(r"[-+]?\d{1,3}(?:(?:\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,)\d{3})+")
-_SEPARATOR = re.compile(r"\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,")
-_PLAIN_INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree")
-_PERCENT = re.compile(r"(?<=[\d}\s])\s*(?:\\%|%|\\text\{\s*%\s*\})")
-_MODULUS = re.compile(
-    r"\s*(?:\\pmod\s*\{[^{}]*\}|\\pmod\s*\w+|\\bmod\s*\{?\w+\}?|\\mod\s*\{?\w+\}?|\(\s*(?:\\text\{)?\s*mod\b[^)]*\))\s*$"
-)
-_CONGRUENCE = re.compile(r"^.*\\equiv\s*")
-_UNIT_WORDS = (
-    r"(?:square\s+|cubic\s+)?(?:units?|dollars?|cents?|degrees?|cm|centimeters?|m|meters?|km|kilometers?|"
-    r"inch(?:es)?|in|feet|foot|ft|yards?|miles?|mph|seconds?|sec|minutes?|min|hours?|hrs?|days?|weeks?|"
-    r"months?|years?|ways?|people|students?|integers?|numbers?|points?|marbles?|coins?|pounds?|lbs?|kg|"
-    r"grams?|g|liters?|ml|percent(?:age)?|pct)"
-)
-_SPACING = r"(?:\s|\\[,;:! ]|~)*"  # white space and LaTeX's spacing commands
-_TRAILING_UNIT = re.compile(
-    rf"(?<=[\d}}]){_SPACING}(?:\\(?:text|mathrm|textnormal|mbox|textrm|rm)\s*\{{\s*[A-Za-z][A-Za-z .]*\}}"
-    rf"|(?<![A-Za-z]){_UNIT_WORDS}(?:\b\.?|(?=[²³])))(?:\s*\^\s*\{{?[23]\}}?|[²³])?\s*$",
-    re.IGNORECASE,
-)
-_CURRENCY = re.compile(r"^(?:\\\$|[€£¥])\s*(?=\d)|(?<=\d)\s*[€£¥]$")
-_LONE_DOLLAR = re.compile(r"^\$\s*(?=\d)|(?<=\d)\s*\$$")  # a currency sign, when no other $ pairs with it
-
-
-def is_integer_answer(text: str) -> bool:
-    """Whether ``text`` (a gold answer) is an integer, possibly written with thousands separators."""
-    stripped = _strip_decoration(_collapse(text).strip("$ "))
-    return bool(_PLAIN_INTEGER.fullmatch(stripped) or _INTEGER_WITH_SEPARATORS.fullmatch(stripped))
-
-
-def normalise_answer(text: str, integer_gold: bool | None = None) -> str:
-    """The one normaliser for gold and prediction alike (every choice is in :data:`POLICY`).
-
-    ``integer_gold`` turns on the thousands-separator rule; ``None`` decides it from ``text`` itself
-    (for golds).
-    """
-    if integer_gold is None:
-        integer_gold = is_integer_answer(text)
-    normalised = _strip_decoration(_collapse(text))
-    if integer_gold and _INTEGER_WITH_SEPARATORS.fullmatch(normalised):
-        normalised = _SEPARATOR.sub("", normalised)
-    return normalised
-
-
-def _collapse(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def _strip_decoration(text: str) -> str:
-    text = _DEGREES.sub("", text).strip().replace("\\varnothing", "\\emptyset")
-    text = _MODULUS.sub("", text).strip().replace("\\bmod", "\\mod")  # math-verify reads \mod only
-    if "\\equiv" in text:
-        text = _CONGRUENCE.sub("", text).strip()
-    text = _PERCENT.sub("", text).strip()
-    for _ in range(2):  # "5 \text{ square } \text{meters}"
-        text = _TRAILING_UNIT.sub("", text).strip()
-    text = _CURRENCY.sub("", text)
-    return _LONE_DOLLAR.sub("", text) if text.count("$") == 1 else text
 
 
 # --- math-verify --------------------------------------------------------------------------------------
@@ -302,14 +268,85 @@ def read_pair(response: str, gold: str, inner_timeout: int | None) -> tuple[Verd
         reading = Reading(
             found.span, found.source, gold_normalised, shown(gold_parsed), normalised, shown(prediction)
         )
-        if not prediction:
-            return Verdict(False, found.answer, "wrong"), reading
-        correct = equivalent(gold_parsed, prediction, inner_timeout)
+        correct = _matches(str(gold), gold_normalised, gold_parsed, found.answer, prediction, inner_timeout)
     except TimeoutException:
         return Verdict(False, found.answer, "timeout"), reading
     except Exception:
         return Verdict(False, found.answer, "error"), reading
     return Verdict(correct, found.answer, "correct" if correct else "wrong"), reading
+
+
+def _matches(
+    gold: str,
+    gold_normalised: str,
+    gold_parsed: list[Any],
+    answer: str,
+    prediction: list[Any],
+    timeout: int | None,
+) -> bool:
+    """Whether the prediction matches the gold: labelled parts part by part, else math-verify on the whole,
+    then a rounded decimal gold at its precision, then parts that are lists as a set (see ``POLICY``)."""
+    gold_parts = Parts((gold,), "single") if is_integer_answer(gold) else split_parts(gold_normalised)
+    predicted_parts = split_parts(answer)
+    if gold_parts.kind == "labelled" or predicted_parts.kind == "labelled":
+        if len(gold_parts.items) >= 2 and len(gold_parts.items) == len(predicted_parts.items):
+            return _parts_match(
+                gold_parts.items, predicted_parts.items, gold_parts.kind == "labelled", timeout
+            )
+        if gold_parts.kind == "labelled":
+            return False
+    if prediction and equivalent(gold_parsed, prediction, timeout):
+        return True
+    if prediction and rounded_equal(gold_normalised, gold_parsed, prediction):
+        return True
+    grouped = "groups" in (gold_parts.kind, predicted_parts.kind)
+    if grouped and len(gold_parts.items) >= 2 and len(gold_parts.items) == len(predicted_parts.items):
+        return _parts_match(gold_parts.items, predicted_parts.items, False, timeout)
+    return False
+
+
+_MAX_PARTS = 8
+
+
+def _parts_match(
+    golds: tuple[str, ...], predictions: tuple[str, ...], ordered: bool, timeout: int | None
+) -> bool:
+    """Part by part: in order, or as a set (each gold part matched by a different predicted part)."""
+    if ordered:
+        return all(_part_matches(g, p, timeout) for g, p in zip(golds, predictions, strict=True))
+    if len(golds) > _MAX_PARTS:
+        return False
+    known: dict[tuple[int, int], bool] = {}
+
+    def pairs_up(gold_index: int, free: frozenset[int]) -> bool:
+        if gold_index == len(golds):
+            return True
+        for index in sorted(free):
+            if (gold_index, index) not in known:
+                known[gold_index, index] = _part_matches(golds[gold_index], predictions[index], timeout)
+            if known[gold_index, index] and pairs_up(gold_index + 1, free - {index}):
+                return True
+        return False
+
+    return pairs_up(0, frozenset(range(len(predictions))))
+
+
+def _part_matches(gold: str, predicted: str, timeout: int | None) -> bool:
+    """One gold part against one predicted part, each read whole as a single answer."""
+    from math_verify.errors import TimeoutException
+
+    try:
+        gold_normalised, gold_parsed = parse_gold(gold, timeout)
+        normalised = normalise_answer(predicted, is_integer_answer(gold))
+        plain = bool(_PLAIN.fullmatch(normalised))
+        parsed = _parse(normalised if plain else latex_span(normalised), plain, timeout)
+    except TimeoutException:
+        raise
+    except Exception:
+        return False
+    if not gold_parsed or not parsed:
+        return False
+    return equivalent(gold_parsed, parsed, timeout) or rounded_equal(gold_normalised, gold_parsed, parsed)
 
 
 def grade_pair(response: str, gold: str, inner_timeout: int | None) -> Verdict:

@@ -7,6 +7,7 @@ All maths comes from :mod:`infoppo_cli.infotime` (the trainer's own functions); 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -27,6 +28,8 @@ class Clock:
 
     discount: float
     """Gamma_info(0, T) = :func:`infotime.info_discount`: the discount over the whole response."""
+    token_discount: float = 1.0
+    """Gamma_token(0, T) = gamma ** T = :func:`infotime.token_discount`: token time's, for comparison."""
 
 
 def file_max_entropy(entropies: list[torch.Tensor]) -> float:
@@ -59,4 +62,20 @@ def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_e
     gamma_info = torch.pow(torch.tensor(settings.gamma, dtype=torch.float64), elapsed_before).float()
     low, high = infotime.adaptive_clip_bounds(rho, settings.eps_low, settings.eps_high)
     discount = float(infotime.info_discount(rho, mask, settings.gamma)[0])
-    return Clock(entropy.float(), rho[0], gamma_info[0], low[0], high[0], discount)
+    token = float(infotime.token_discount(mask, settings.gamma)[0])
+    return Clock(entropy.float(), rho[0], gamma_info[0], low[0], high[0], discount, token)
+
+
+def discount_text(value: float | None, digits: int = 3) -> str:
+    """Γ_info (or any discount in [0, 1]) printed so that a value below 1 never reads as 1: ``digits``
+    significant digits, and near 1 enough decimals for two significant digits of ``1 - value``
+    (0.99987, 0.9999991); ``-`` for none."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value) or value >= 1.0 or value <= 0.0:
+        return f"{value:g}"
+    gap = 1.0 - value
+    if gap >= 0.1:
+        return f"{value:.{digits}g}"
+    decimals = max(digits, math.ceil(-math.log10(gap) - 1e-9) + 1)
+    return f"{value:.{decimals}f}".rstrip("0")

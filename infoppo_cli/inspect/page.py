@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import torch
 
+from infoppo_cli.inspect.clock import discount_text
 from infoppo_cli.inspect.tokens import Inspected
 from infoppo_cli.rundir.weights import short
 
@@ -31,9 +32,12 @@ border-radius:4px;font:12px ui-monospace,monospace;pointer-events:none;white-spa
 _SCRIPT = """
 const tip=document.getElementById('tip');
 function f(x){return Number(x).toFixed(4)}
+function g(x){x=Number(x);const gap=1-x;if(!(gap>0)||!(x>0))return String(x);
+ if(gap>=0.1)return String(Number(x.toPrecision(3)));
+ return x.toFixed(Math.max(3,Math.ceil(-Math.log10(gap)-1e-9)+1)).replace(/0+$/,'')}
 document.querySelectorAll('.t').forEach(el=>{
  el.addEventListener('mouseenter',()=>{const d=el.dataset;
-  let s='H '+f(d.h)+' nats\\nrho '+f(d.r)+'\\nclip ['+f(d.l)+', '+f(d.u)+']\\nGamma_info(0,t) '+f(d.g);
+  let s='H '+f(d.h)+' nats\\nrho '+f(d.r)+'\\nclip ['+f(d.l)+', '+f(d.u)+']\\nGamma_info(0,t) '+g(d.g);
   if(d.d!==undefined)s+='\\ndrift dH '+f(d.d);tip.textContent=s;tip.style.display='block'});
  el.addEventListener('mousemove',e=>{tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px'});
  el.addEventListener('mouseleave',()=>{tip.style.display='none'})});
@@ -52,7 +56,7 @@ def colour(rho: float) -> str:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.6g}"
+    return f"{value:.9g}"  # every digit of a float32: Γ_info within 1e-7 of 1 still reads below 1
 
 
 def _tokens_html(response: Inspected) -> str:
@@ -81,10 +85,9 @@ def _polyline(values: torch.Tensor, low: float, high: float, colour_name: str) -
     return f'<polyline fill="none" stroke="{colour_name}" stroke-width="1.5" points="{points}"/>'
 
 
-def _plot(lines: list[str], caption: str, low: float, high: float) -> str:
-    axis = (
-        f'<text x="2" y="10" font-size="9">{high:.3g}</text><text x="2" y="98" font-size="9">{low:.3g}</text>'
-    )
+def _plot(lines: list[str], caption: str, low: str, high: str) -> str:
+    """An SVG plot of ``lines`` with its top and bottom values written as ``high`` and ``low``."""
+    axis = f'<text x="2" y="10" font-size="9">{high}</text><text x="2" y="98" font-size="9">{low}</text>'
     return (
         f'<figure><svg width="300" height="100" viewBox="0 0 300 100" style="background:#fafafa">'
         f"{''.join(lines)}{axis}</svg><figcaption>{caption}</figcaption></figure>"
@@ -96,12 +99,11 @@ def _plots(response: Inspected) -> str:
     if len(c.rho) == 0:
         return ""
     floor = min(float(c.gamma_info.min()), 1.0 - 1e-6)  # the curve's own range, so its shape shows
-    gamma = _plot(
-        [_polyline(c.gamma_info, floor, 1.0, "#7b3294")], "Γ<sub>info</sub>(0,t) along the response", floor, 1
-    )
+    caption = "Γ<sub>info</sub>(0,t) along the response"
+    gamma = _plot([_polyline(c.gamma_info, floor, 1.0, "#7b3294")], caption, discount_text(floor), "1")
     low, high = float(c.clip_low.min()), float(c.clip_high.max())
     bounds = [_polyline(c.clip_high, low, high, "#d7301f"), _polyline(c.clip_low, low, high, "#0570b0")]
-    clip = _plot(bounds, "clip bounds: upper (red), lower (blue)", low, high)
+    clip = _plot(bounds, "clip bounds: upper (red), lower (blue)", f"{low:.3g}", f"{high:.3g}")
     return f'<div class="plots">{gamma}{clip}</div>'
 
 
@@ -120,7 +122,7 @@ def _list(responses: Sequence[Inspected]) -> str:
         f'<tr><td><a href="#r{i}">{html.escape(r.id)}</a></td>'
         f'<td data-v="{_mean_rho(r):.6f}">{_mean_rho(r):.3f}</td>'
         f'<td data-v="{len(r.tokens)}">{len(r.tokens)}</td>'
-        f'<td data-v="{r.clock.discount:.6g}">{r.clock.discount:.3g}</td>{_correct_cell(r)}</tr>'
+        f'<td data-v="{r.clock.discount:.9g}">{discount_text(r.clock.discount)}</td>{_correct_cell(r)}</tr>'
         for i, r in enumerate(responses)
     )
     head = "<th>response</th><th>mean ρ</th><th>tokens</th><th>Γ<sub>info</sub>(0,T)</th><th>correct</th>"
@@ -132,7 +134,7 @@ def _section(index: int, r: Inspected) -> str:
     return (
         f'<section id="r{index}" class="response" data-id="{html.escape(r.id)}"><h3>{html.escape(r.id)}</h3>'
         f"<p>{len(r.tokens)} tokens · mean ρ {_mean_rho(r):.3f} · "
-        f"Γ<sub>info</sub>(0,T) {r.clock.discount:.4g}"
+        f"Γ<sub>info</sub>(0,T) {discount_text(r.clock.discount)}"
         f'{verdict}</p>{_plots(r)}<div class="text">{_tokens_html(r)}</div></section>'
     )
 

@@ -132,7 +132,7 @@ def distribution(values: np.ndarray) -> dict[str, float | None]:
 
 def clock_summary(clocks: Sequence[Clock]) -> dict[str, object]:
     """Token count, entropy and rho distributions, the share of tokens with rho > 0.5 and the mean
-    Gamma_info(0, T) over responses."""
+    discount of a response in both clocks, Gamma_info(0, T) and gamma ** T."""
     entropy = np.concatenate([c.entropy.numpy() for c in clocks] or [np.zeros(0)])
     rho = np.concatenate([c.rho.numpy() for c in clocks] or [np.zeros(0)])
     return {
@@ -141,6 +141,7 @@ def clock_summary(clocks: Sequence[Clock]) -> dict[str, object]:
         "rho": distribution(rho),
         "rho_above_half": float((rho > 0.5).mean()) if rho.size else None,
         "gamma_info_T_mean": float(np.mean([c.discount for c in clocks])) if clocks else None,
+        "gamma_token_T_mean": float(np.mean([c.token_discount for c in clocks])) if clocks else None,
     }
 
 

@@ -25,6 +25,7 @@ from infoppo_cli.openrlhf_adapter.metrics_log import (
 )
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
+from infoppo_cli.openrlhf_adapter.progress import TrainerProgress, fold_upstream_bars
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 
@@ -129,6 +130,8 @@ class InfoPPOTrainer(_UpstreamTrainer):
         self.full_batches = FullBatches(
             self.samples_generator, rollout.batch_size * rollout.n_samples_per_prompt
         )
+        self.progress = TrainerProgress()  # the events `infoppo train` shows (progress.py)
+        fold_upstream_bars(self.progress)
         self._with_step_budget(self.samples_generator)
         self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward == "signed")
         self.steps_done = 0
@@ -140,6 +143,9 @@ class InfoPPOTrainer(_UpstreamTrainer):
         def generate_samples(**kwargs):
             if self.settings.rl_steps and self.steps_done >= self.settings.rl_steps:
                 raise _StepBudgetSpent
+            phase = self.progress.phase
+            if phase is None or phase["phase"] != "generate":  # a short batch's next draw goes on
+                self.progress.start_phase("generate", self.steps_done + 1, self.args.rollout.batch_size)
             return upstream(**kwargs)
 
         generator.generate_samples = generate_samples
@@ -158,7 +164,13 @@ class InfoPPOTrainer(_UpstreamTrainer):
             global_step % every == 0 or self._is_last_step(global_step)
         )
 
+    def _evals_left(self, after: int) -> int:
+        """The evals still to run after step ``after`` (0 when the run's length is not planned)."""
+        steps = self.settings.rl_steps
+        return sum(1 for step in range(after + 1, steps + 1) if self._eval_due(step)) if steps else 0
+
     def train_step(self, rollout_samples, global_step: int):
+        self.progress.start_phase("train", global_step + 1, None)
         status, step = super().train_step(rollout_samples, global_step)
         self.steps_done = step
         responses = len(rollout_samples)
@@ -177,16 +189,25 @@ class InfoPPOTrainer(_UpstreamTrainer):
         if self._is_last_step(global_step) and every != float("inf") and global_step % every:
             self.args.ckpt.save_steps = global_step  # upstream saves when global_step % save_steps == 0
         try:
-            return super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
+            result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         finally:
             self.args.ckpt.save_steps = every
+        evals_left = self._evals_left(global_step) + int(self._eval_due(global_step))  # its own follows
+        self.progress.step_done(global_step, self.settings.rl_steps, record, evals_left)
+        return result
 
     def evaluate(self, global_step, **generate_kwargs):
+        self.progress.start_phase("eval", global_step, _dataset_size(self.eval_dataloader))
         logs = with_benchmark_mean(
             super().evaluate(global_step, **generate_kwargs), self.metrics_log.signed_rewards
         )
         self.evaluated_step = global_step
         self.metrics_log.record_eval(global_step, logs)
+        accuracies = eval_fields(logs, self.metrics_log.signed_rewards)
+        per_bench = {
+            key.removeprefix("eval_"): value for key, value in accuracies.items() if f"{key}_pass1" in logs
+        }
+        self.progress.eval_done(global_step, per_bench, self._evals_left(global_step))
         return logs
 
     def _evaluate_now(self, global_step: int) -> None:
@@ -204,10 +225,13 @@ class InfoPPOTrainer(_UpstreamTrainer):
         self.steps_done = first = int(states.get("global_step", 0) or 0)
         evaluating = self.eval_dataloader is not None
         done = self.metrics_log.evaluated_steps() if evaluating else set()
+        before = evaluating and self.settings.eval_before and first == 0
+        redo = evaluating and first > 0 and self._eval_due(first) and first not in done
+        self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(before or redo))
         try:
-            if evaluating and self.settings.eval_before and first == 0:
+            if before:
                 self._evaluate_now(0)
-            elif evaluating and first > 0 and self._eval_due(first) and first not in done:
+            elif redo:
                 self._evaluate_now(first)  # a resume after a stop during this step's eval
             try:
                 super().fit(global_step)
@@ -223,6 +247,14 @@ class InfoPPOTrainer(_UpstreamTrainer):
         for tracker in (self.wandb_logger, self.tensorboard_logger):
             if tracker:
                 tracker.close()
+
+
+def _dataset_size(dataloader: Any) -> int | None:
+    """The prompts a dataloader holds, ``None`` when it cannot say."""
+    try:
+        return len(dataloader.dataset)
+    except (AttributeError, TypeError):
+        return None
 
 
 def with_benchmark_mean(logs: dict[str, Any], signed_rewards: bool) -> dict[str, Any]:

@@ -7,7 +7,13 @@ from typing import Any
 import torch
 from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 
-from infoppo_cli.infotime import info_discount, info_time_gae, information_density, masked_max_entropy
+from infoppo_cli.infotime import (
+    info_discount,
+    info_time_gae,
+    information_density,
+    masked_max_entropy,
+    token_discount,
+)
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 from infoppo_cli.openrlhf_adapter.step_metrics import add_entropy_diagnostics
@@ -77,6 +83,9 @@ class InfoExperienceMaker(RemoteExperienceMaker):
 
     @torch.no_grad()
     def compute_advantages_and_returns(self, experiences):
+        gamma = self.args.algo.advantage.gamma
+        for experience in experiences:  # both clocks are recorded for every method
+            experience.info["token_discount_mean"] = token_discount(experience.action_mask, gamma)
         if not self.settings.uses_rho:
             return super().compute_advantages_and_returns(experiences)
         rhos = self._densities(experiences)
@@ -86,7 +95,6 @@ class InfoExperienceMaker(RemoteExperienceMaker):
             experiences = super().compute_advantages_and_returns(experiences)
         finally:
             self._rho_by_values = {}
-        gamma = self.args.algo.advantage.gamma
         for experience, rho in zip(experiences, rhos, strict=True):
             if self.settings.clip == "adaptive":  # the actor's clip bounds need rho
                 setattr(experience, INFO_RHO, rho)

@@ -33,6 +33,8 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     # the reward's options (INFOPPO_REWARD_*) are read in the rollout workers; its values are the
     # method's `reward` component, never the caller's environment
     env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
+    if "TQDM_DISABLE" in os.environ:  # `infoppo train` turns the workers' progress bars off (train/output.py)
+        env_vars["TQDM_DISABLE"] = os.environ["TQDM_DISABLE"]
     env_vars[REWARD_STYLE_ENV] = settings.reward
     # Secrets (the wandb key) never go into the runtime environment: Ray writes it to its logs
     # (runtime_env_agent.log). An embedded Ray's workers inherit this process's environment, which

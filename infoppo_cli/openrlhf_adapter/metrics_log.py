@@ -26,6 +26,7 @@ STEP_METRICS: dict[str, tuple[str, ...]] = {
     "entropy_mean": ("entropy_mean",),
     "rho_mean": ("rho_mean",),
     "info_discount_mean": ("info_discount_mean",),
+    "token_discount_mean": ("token_discount_mean",),
     "clip_upper_mean": ("clip_upper_mean",),
     "clip_lower_mean": ("clip_lower_mean",),
     "clip_frac_upper": ("clip_frac_upper",),

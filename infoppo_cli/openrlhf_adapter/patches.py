@@ -49,6 +49,20 @@ PATCHES: tuple[Patch, ...] = (
         "driver",
     ),
     Patch(
+        "openrlhf.trainer.ppo_utils.samples_generator.tqdm",
+        "openrlhf_adapter/progress.py",
+        "the sample generator's bars count the current phase's prompts for `infoppo train`'s progress",
+        "the_progress_bars_are_the_module_global_tqdm",
+        "trainer",
+    ),
+    Patch(
+        "openrlhf.trainer.ppo_trainer.tqdm",
+        "openrlhf_adapter/progress.py",
+        "the episode bar (a pass over the prompts, not the run's RL steps) is silenced",
+        "the_progress_bars_are_the_module_global_tqdm",
+        "trainer",
+    ),
+    Patch(
         "openrlhf.models.actor.compute_entropy",
         "openrlhf_adapter/old_policy.py",
         "a chunked entropy (no full-vocabulary temporaries over long responses)",

@@ -27,6 +27,7 @@ from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_
 from infoppo_cli.report.curves import KIND_SYMBOLS, build_curves, final_accuracy_bars
 from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
 from infoppo_cli.report.health import Health, Healths, assess_all, broken_runs_markdown, health_notes
+from infoppo_cli.report.labels import label_runs
 from infoppo_cli.report.runs import RunData, read_inputs
 from infoppo_cli.report.seed_means import SEED_MEAN_TITLE, seed_mean_csv, seed_mean_rows
 from infoppo_cli.report.tables import (
@@ -113,6 +114,7 @@ def make_report(
         raise UsageError(f"unknown --x {x_axis!r}; choose one of: {', '.join(X_AXES)}")
     inputs = read_inputs(dirs)
     runs = inputs.runs
+    label_runs(runs)  # the legends' names: given names, or methods and settings, not directories
     healths = assess_all(runs)  # once per run, for every figure and table
     notes = list(inputs.notes) + [note for health in healths.values() for note in health_notes(health)]
     benches = eval_benches_of(runs, benches_file)
@@ -220,7 +222,7 @@ def _draw_evaluations(drawn: _Drawn, runs: Sequence[RunData], benches: Sequence[
     """Mean@k per benchmark and model of the evaluations outside sweeps (sweeps have their own figure)."""
     evaluated = [run for run in runs if run.sweep is None and run.eval_benches]
     bars = [
-        ScoreBar(run.name, bench, score, run.eval_score(bench, "mean@k_se"))
+        ScoreBar(run.label or run.name, bench, score, run.eval_score(bench, "mean@k_se"))
         for bench in benches
         for run in evaluated
         if (score := run.eval_score(bench)) is not None

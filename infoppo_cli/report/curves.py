@@ -78,9 +78,10 @@ def group_key(run: RunData) -> tuple[str, ...]:
 
 
 def group_label(run: RunData) -> str:
-    """``γ=0.999 info`` for a sweep's grid point, the arm alone without a value, the run name else."""
+    """``γ=0.999 info`` for a sweep's grid point, the arm alone without a value; else the run's label
+    (:func:`infoppo_cli.report.labels.label_runs`: its given name, or its method and settings)."""
     if run.sweep is None or run.kind is None:
-        return run.name
+        return run.label or run.name
     if not run.value_label:
         return run.arm
     return f"{KIND_SYMBOLS.get(run.kind, run.kind)}={run.value_label} {run.arm}"

@@ -20,6 +20,7 @@ from typing import Any
 
 from infoppo_cli.atomic import atomic_writer
 from infoppo_cli.report.curves import Curve
+from infoppo_cli.report.ticks import set_plain_log_ticks, set_step_ticks
 
 PANEL_INCHES = (3.3, 2.4)
 """One panel: a column of a two-column paper wide; a figure of n panels is n panels wide."""
@@ -84,9 +85,13 @@ CURVE_FIGURES: tuple[FigureSpec, ...] = (
     ),
     FigureSpec(
         "info_discount",
-        "Information-time discount",
-        (("info_discount_mean", "mean Γ_info(0,T)"),),
-        "Mean information-time discount Γ_info(0,T) over a response (log scale).",
+        "Discount over a response, in both clocks",
+        (
+            ("info_discount_mean", "mean Γ_info(0,T) = γ^Σρ"),
+            ("token_discount_mean", "mean Γ_token(0,T) = γ^T"),
+        ),
+        "Mean discount of a whole response in information time, Γ_info(0,T), and in token time, γ^T "
+        "(log scale).",
         log_y=True,
     ),
     FigureSpec(
@@ -190,7 +195,6 @@ def curve_figure(
     non-finite."""
     import matplotlib
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
 
     all_curves = [curve for _, curves in panels for curve in curves]
     colors = colors_for(curve.color_key for curve in all_curves)
@@ -203,10 +207,13 @@ def curve_figure(
                 _draw_curve(ax, curve, colors[curve.color_key], styles[curve.arm])
             _show_every_step(ax, [step for curve in curves for step in curve.steps])
             ax.set_xlabel(xlabel)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            set_step_ticks(ax, [step for curve in curves for step in curve.steps])  # an eval's at its steps
             ax.set_ylabel(ylabel)
             if log_y:
                 ax.set_yscale("log")
+                set_plain_log_ticks(
+                    ax, [v for curve in curves for v in (*curve.mean, *curve.low, *curve.high)]
+                )
             ax.grid(alpha=0.3)
             if not curves:
                 ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)

@@ -54,6 +54,10 @@ class RunData:
     eval_benches: dict[str, dict[str, Any]] = field(default_factory=dict)
     weights: str | None = None
     """The short fingerprint of the weights ``eval_benches`` scored (``rundir/weights.py``)."""
+    run_name: str | None = None
+    """The name the run was given (``infoppo train --run-name``); ``None`` when it kept the default."""
+    label: str | None = None
+    """What a figure's legend calls the run (:func:`infoppo_cli.report.labels.label_runs`)."""
 
     @property
     def arm(self) -> str:
@@ -186,6 +190,7 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
             return
         method, model, seed = manifest.method, manifest.model, manifest.seed
         settings = method_settings(manifest.config)
+        run.run_name = manifest.get("config", "request", "run_name", kind=str) or run.run_name
     except UsageError as exc:
         notes.append(f"{run.name}: {exc}")
         return

@@ -24,6 +24,7 @@ TABLE_METRICS: tuple[tuple[str, str], ...] = (
     ("entropy_mean", "entropy"),
     ("rho_mean", "rho"),
     ("info_discount_mean", "Gamma_info"),
+    ("token_discount_mean", "Gamma_token"),
     ("clip_upper_mean", "clip_upper"),
     ("clip_lower_mean", "clip_lower"),
 )

@@ -7,6 +7,7 @@ the metrics file are each written down once::
                           (rundir.manifest: one reader, one writer)
       metrics.jsonl       one JSON object per training step (rundir.metrics: the schema, its encoding
                           and its one reader)
+      train.log           everything the training run printed (OpenRLHF's and Ray's output included)
       eval-prompts.jsonl  the in-training evaluation's prompts
       final/              the trained model (Hugging Face format) and its model card README.md
                           (rundir.model_card)
@@ -28,6 +29,7 @@ from infoppo_cli.rundir.layout import (
     MODEL_CARD_FILE,
     RUNS_ROOT,
     TENSORBOARD_DIR,
+    TRAIN_LOG_FILE,
     RunDir,
     run_name,
     run_of_model,
@@ -61,6 +63,7 @@ __all__ = [
     "MODEL_CARD_FILE",
     "RUNS_ROOT",
     "TENSORBOARD_DIR",
+    "TRAIN_LOG_FILE",
     "Manifest",
     "MetricsLog",
     "RunDir",

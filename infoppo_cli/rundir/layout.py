@@ -8,6 +8,7 @@ from pathlib import Path
 
 MANIFEST_FILE = "manifest.json"
 METRICS_FILE = "metrics.jsonl"
+TRAIN_LOG_FILE = "train.log"
 EVAL_PROMPTS_FILE = "eval-prompts.jsonl"
 FINAL_DIR = "final"
 CKPT_DIR = "ckpt"
@@ -43,6 +44,11 @@ class RunDir:
     @property
     def metrics(self) -> Path:
         return self.path / METRICS_FILE
+
+    @property
+    def train_log(self) -> Path:
+        """Everything a training run printed, OpenRLHF's and Ray's workers' output included."""
+        return self.path / TRAIN_LOG_FILE
 
     @property
     def eval_prompts(self) -> Path:

@@ -49,6 +49,8 @@ class GridPoint:
     value: Value
     time: str
     seed: int
+    held: tuple[tuple[str, float], ...] = ()
+    """The held options of this run (``(("--lambd", 1.0),)``); empty: the info arm's method's."""
 
     @property
     def method(self) -> str:
@@ -87,21 +89,44 @@ class GridPoint:
         parts = self.value if isinstance(self.value, tuple) else (self.value,)
         pairs = zip(spec.flags, parts, strict=True)
         params: dict[str, float | str] = {flag.lstrip("-"): part for flag, part in pairs}
-        params.update({flag.lstrip("-"): held for flag, held in held_values(spec).items()})
+        held = dict(self.held) if self.held else held_values(spec)
+        params.update({flag.lstrip("-"): value for flag, value in held.items()})
         return params
 
 
-def expand_grid(kind: str, values: Sequence[Value], arms: Sequence[str], seeds: int) -> list[GridPoint]:
-    """Every (value, arm, seed) combination, value-major so that both arms of a value run back to back."""
-    sweep_kind(kind)
+def expand_grid(
+    kind: str,
+    values: Sequence[Value],
+    arms: Sequence[str],
+    seeds: int,
+    held: Mapping[str, float] | None = None,
+) -> list[GridPoint]:
+    """Every (value, arm, seed) combination, value-major so that both arms of a value run back to back.
+
+    ``held`` are the options both arms hold (the info arm's method's when None). Where the two clocks
+    coincide (γ = λ = 1: information-time GAE is then token-time GAE, and the arms run the same
+    program) the token arm is left out and the info arm stands for both (:func:`clocks_coincide`)."""
+    spec = sweep_kind(kind)
     if seeds < 1:
         raise UsageError(f"--seeds must be >= 1, got {seeds}")
+    held = dict(held_values(spec) if held is None else held)
+    frozen = tuple(sorted(held.items()))
     return [
-        GridPoint(kind=kind, value=value, time=arm, seed=seed)
+        GridPoint(kind=kind, value=value, time=arm, seed=seed, held=frozen)
         for value in values
         for seed in range(1, seeds + 1)
         for arm in arms
+        if not (arm == "token" and "info" in arms and clocks_coincide(kind, value, held))
     ]
+
+
+def clocks_coincide(kind: str, value: Value, held: Mapping[str, float]) -> bool:
+    """Whether a γ or λ point runs with γ = λ = 1, where both clocks give the same advantages."""
+    if kind not in ("gamma", "lambda") or not isinstance(value, float):
+        return False
+    gamma = value if kind == "gamma" else held.get("--gamma")
+    lambd = value if kind == "lambda" else held.get("--lambd")
+    return gamma == 1.0 and lambd == 1.0
 
 
 def option_name(token: str) -> str | None:
@@ -145,11 +170,21 @@ class SweepPlan:
     """The preset's response length, which eval generates up to (the paper's protocol)."""
     train_options: Mapping[str, Any] = field(default_factory=dict)
     """``extra_train_args`` as ``TrainRequest`` fields, parsed as `infoppo train` parses them."""
+    tracking: Mapping[str, str] = field(default_factory=dict)
+    """The sweep's tracking options as ``TrainRequest`` fields (``run_name``: the runs' prefix)."""
+    held_defaults: Mapping[str, float] = field(default_factory=dict)
+    """The preset's held γ or λ for this kind (``[sweeps.gamma]``), over the info arm's method's."""
 
     @property
     def points(self) -> tuple[GridPoint, ...]:
         """Every run of the sweep, in the order they start."""
-        return tuple(expand_grid(self.kind, self.values, self.arms, self.seeds))
+        return tuple(expand_grid(self.kind, self.values, self.arms, self.seeds, self.effective_held()))
+
+    def effective_held(self) -> dict[str, float]:
+        """What every run holds, flag -> value: a pass-through option's value where one is given."""
+        fields = option_fields(TrainRequest)
+        passed = {flag: self.train_options.get(fields[flag]) for flag in KINDS[self.kind].held}
+        return {**self.held(), **{flag: float(v) for flag, v in passed.items() if v is not None}}
 
     def settings(self) -> dict[str, object]:
         """The sweep's options, for the record in ``sweep.json``."""
@@ -159,6 +194,7 @@ class SweepPlan:
             "seeds": self.seeds,
             "eval_bench": list(self.eval_benches),
             "extra_train_args": redact_argv(list(self.extra_train_args)),  # a wandb key stays out
+            "tracking": dict(self.tracking),
         }
 
     def sweep_command(self, launcher_args: Sequence[str] = ()) -> list[str]:
@@ -170,6 +206,7 @@ class SweepPlan:
         argv += ["--time", ",".join(self.arms), "--seeds", str(self.seeds), "--out", str(self.out_dir)]
         if self.eval_benches:
             argv += ["--eval-bench", ",".join(self.eval_benches)]
+        argv += [token for name, value in self.tracking.items() for token in (_flag(name), value)]
         return argv + list(launcher_args) + redact_argv(list(self.extra_train_args))
 
     def run_dir(self, point: GridPoint) -> Path:
@@ -182,7 +219,8 @@ class SweepPlan:
 
     def held(self) -> dict[str, float]:
         """The held options this sweep's runs get (those not passed through), flag -> value."""
-        return {flag: value for flag, value in held_values(KINDS[self.kind]).items() if not self.passes(flag)}
+        held = {**held_values(KINDS[self.kind]), **self.held_defaults}
+        return {flag: value for flag, value in held.items() if not self.passes(flag)}
 
     def train_request(self, point: GridPoint) -> TrainRequest:
         """The `infoppo train` request of this point: what :meth:`train_command` asks for, checked by
@@ -195,7 +233,17 @@ class SweepPlan:
             method=point.method,
             seed=point.seed,
             output_dir=str(self.run_dir(point)),
+            **self.tracking_fields(point),
         )
+
+    def tracking_fields(self, point: GridPoint) -> dict[str, str]:
+        """The point's tracking as ``TrainRequest`` fields: the sweep's options, grouped by the sweep
+        directory's name unless ``--wandb-group``, named by the point (after ``--run-name``'s prefix)."""
+        fields = {name: value for name, value in self.tracking.items() if name != "run_name"}
+        fields.setdefault("wandb_group", self.out_dir.name)
+        prefix = self.tracking.get("run_name")
+        fields["run_name"] = f"{prefix}-{point.name}" if prefix else point.name
+        return fields
 
     def train_command(self, point: GridPoint) -> list[str]:
         """``infoppo train ...`` for this point: the same command line a user would type."""
@@ -215,6 +263,7 @@ class SweepPlan:
             str(point.seed),
             "--output-dir",
             str(self.run_dir(point)),
+            *(token for name, value in self.tracking_fields(point).items() for token in (_flag(name), value)),
             *redact_argv(list(self.extra_train_args)),  # a wandb key reaches runs in the environment
         ]
 
@@ -255,14 +304,17 @@ def build_plan(
     eval_benches: Sequence[str] = (),
     extra_train_args: Sequence[str] = (),
     train_options: Mapping[str, Any] | None = None,
+    tracking: Mapping[str, str] | None = None,
 ) -> SweepPlan:
     """Validate the sweep options and expand them into a :class:`SweepPlan`; ``train_options`` are
     ``extra_train_args`` parsed into ``TrainRequest`` fields (the command line parses them)."""
     sweep_kind(kind)
     response_length = preset_response_length(preset)
+    grid = preset_sweep_grid(preset, kind)
     check_passthrough(kind, extra_train_args)
     check_seeds(seeds)
-    parsed_values, arms = parse_values(kind, values), parse_time_arms(kind, time)
+    defaults = grid.values if grid is not None else None
+    parsed_values, arms = parse_values(kind, values, defaults), parse_time_arms(kind, time)
     check_grid_size(len(parsed_values), len(arms), seeds)
     return SweepPlan(
         kind=kind,
@@ -274,8 +326,15 @@ def build_plan(
         eval_benches=tuple(eval_benches),
         extra_train_args=tuple(extra_train_args),
         eval_max_tokens=response_length,
+        held_defaults=dict(grid.held) if grid is not None else {},
         train_options=dict(train_options or {}),
+        tracking=dict(tracking or {}),
     )
+
+
+def _flag(field_name: str) -> str:
+    """The `infoppo train` option of a ``TrainRequest`` field of the sweep's own (``--wandb-group``)."""
+    return "--" + field_name.replace("_", "-")
 
 
 def check_seeds(seeds: int) -> None:
@@ -326,3 +385,10 @@ def preset_response_length(name: str) -> int:
     from infoppo_cli.train.presets import preset
 
     return preset(name).max_response_tokens
+
+
+def preset_sweep_grid(name: str, kind: str) -> Any:
+    """The preset's own grid for ``kind`` (``[sweeps.gamma]``: values and the held γ or λ), or None."""
+    from infoppo_cli.train.presets import preset
+
+    return preset(name).sweeps.get(kind)

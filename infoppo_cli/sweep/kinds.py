@@ -1,12 +1,15 @@
 """Sweep kinds: what each sweep varies, its paper defaults, its arms and how its values are parsed.
 
 A sweep compares settings of one hyper-parameter. For ``gamma`` and ``lambda`` every value is run in
-two arms: information time (``--method infoppo``) and token time (``--method ppo`` with the same γ and
-λ), so the arms differ only in their time axis. ``clip`` and ``norm`` vary settings that exist only
-in information time, so they have the info arm alone. ``components`` varies no value: its arms are the
-methods that take InfoPPO apart (PPO, information-time GAE alone, the adaptive clip alone, both), all at
-the same γ, λ and seeds, which answers "which half of InfoPPO matters?". ``methods`` is the paper's main
-comparison: InfoPPO and its baselines, each with its own recipe, on the same RL-step axis.
+two arms: information time (``--method infoppo``) and token time (``--method info-clip``: InfoPPO with
+token-time GAE, at the same γ and λ), so the arms differ only in their clock. Where the clocks
+coincide (γ = λ = 1) the two arms would run the same program, and the point runs once. A preset may
+give its own grid and held value (``[sweeps.gamma]`` in ``presets/tiny-cpu-long.toml``). ``clip`` and
+``norm`` vary settings that exist only in information time, so they have the info arm alone.
+``components`` varies no value: its arms are the methods that take InfoPPO apart (PPO,
+information-time GAE alone, the adaptive clip alone, both), all at the same γ, λ and seeds, which
+answers "which half of InfoPPO matters?". ``methods`` is the paper's main comparison: InfoPPO and its
+baselines, each with its own recipe, on the same RL-step axis.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ Value = float | str | tuple[float, ...]
 kind that varies no value (``components``)."""
 
 SWEEP_KINDS: tuple[str, ...] = ("gamma", "lambda", "clip", "norm", "components", "methods")
-ARM_METHODS: dict[str, str] = {"info": "infoppo", "token": "ppo"}
-"""The `infoppo train --method` each time arm runs."""
+ARM_METHODS: dict[str, str] = {"info": "infoppo", "token": "info-clip"}
+"""The `infoppo train --method` each time arm runs: InfoPPO, and InfoPPO with token-time GAE (the same
+adaptive clip, reward and optimizer), so that the arms differ in their clock alone."""
 COMPONENT_METHODS: tuple[str, ...] = ("ppo", "info-gae", "info-clip", "infoppo")
 """Neither half of InfoPPO, information-time GAE alone, the adaptive clip alone, both (methods.toml)."""
 COMPARED_METHODS: tuple[str, ...] = ("infoppo", "ppo", "dapo", "dapo-ft")
@@ -153,12 +157,15 @@ def command_number(kind: str, number: float) -> str:
     return repr(float(number)) if kind in ("gamma", "lambda") else _format_number(number)
 
 
-def parse_values(kind: str, raw: Sequence[str] | None) -> tuple[Value, ...]:
-    """Grid values from ``--values`` (comma-separated, the option may repeat); the paper's defaults when
-    ``raw`` is empty. Invalid or out-of-range values are a :class:`UsageError`; duplicates are dropped."""
+def parse_values(
+    kind: str, raw: Sequence[str] | None, defaults: Sequence[Value] | None = None
+) -> tuple[Value, ...]:
+    """Grid values from ``--values`` (comma-separated, the option may repeat); when ``raw`` is None,
+    ``defaults`` (a preset's own grid) or else the paper's. Invalid or out-of-range values are a
+    :class:`UsageError`; duplicates are dropped."""
     spec = sweep_kind(kind)
     if raw is None:
-        return spec.defaults
+        return tuple(defaults) if defaults is not None else spec.defaults
     items = [item.strip() for chunk in raw for item in chunk.split(",") if item.strip()]
     if not items:
         raise UsageError(f"--values is empty; give {spec.value_help} (or leave it out for the paper's grid)")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from infoppo_cli.errors import UsageError
 from infoppo_cli.schema import option
 from infoppo_cli.sweep.kinds import KINDS, Value
+from infoppo_cli.train.request import DEFAULT_WANDB_PROJECT, WANDB_MODE_CHOICES
 
 LAUNCHERS = ("local", "ray", "slurm")
 
@@ -77,6 +78,23 @@ class SweepRequest:
     force_new_grid: bool = option(
         False, "Run another grid in a sweep directory that holds one (adds its runs).", "--force-new-grid"
     )
+    wandb_project: str | None = option(
+        None, "Weights & Biases project of every run.", default_text=DEFAULT_WANDB_PROJECT
+    )
+    wandb_group: str | None = option(
+        None, "Weights & Biases group of the sweep's runs.", default_text="the sweep directory's name"
+    )
+    run_name: str | None = option(
+        None,
+        "Prefix of every run's name in wandb and TensorBoard: NAME-RUN (RUN: the grid point's name).",
+        default_text="none: the grid point's name, e.g. gamma-0.999-info-seed1",
+    )
+    wandb_mode: str | None = option(
+        None,
+        "wandb of every run: online, offline or disabled (as `infoppo train --wandb-mode`).",
+        default_text="as `infoppo train`",
+        cli_type=WANDB_MODE_CHOICES,
+    )
 
     def __post_init__(self) -> None:
         if self.launcher is not None and self.launcher not in LAUNCHERS:
@@ -92,6 +110,11 @@ class SweepRequest:
             raise UsageError(
                 "--max-parallel needs --address or --launcher slurm: local runs go one after another"
             )
+
+    def tracking(self) -> dict[str, str]:
+        """The tracking options given, as ``TrainRequest`` fields (``run_name``: the runs' prefix)."""
+        names = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     @property
     def chosen_launcher(self) -> str:

@@ -307,9 +307,32 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+TRACKING_OPTIONS = ("--wandb-project", "--wandb-group", "--run-name", "--wandb-mode")
+"""Train options that name a run in wandb and TensorBoard: a change of them is no other experiment."""
+
+
+def _untracked(command: list[str]) -> list[str]:
+    """``command`` without its tracking options (and their values)."""
+    kept: list[str] = []
+    skip = False
+    for token in command:
+        if skip:
+            skip = False
+        elif token in TRACKING_OPTIONS:
+            skip = True
+        elif token.split("=", 1)[0] not in TRACKING_OPTIONS:
+            kept.append(token)
+    return kept
+
+
 def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     stored = {phase.name: phase for phase in run.phases}
     old_train, new_train = stored["train"], fresh.phase("train")
+    renamed = _untracked(old_train.command) == _untracked(new_train.command)  # only the names changed
+    if old_train.command != new_train.command and old_train.status != "pending" and renamed:
+        if old_train.status == "failed":  # its retry uses the new names; a started phase keeps its own
+            old_train.command = list(new_train.command)
+        new_train = old_train
     if old_train.command != new_train.command and old_train.status != "pending":
         raise UsageError(
             f"run {run.name} in {Path(run.output_dir).parent} was started with another train command "
@@ -319,7 +342,7 @@ def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     phases = []
     for new in fresh.phases:
         old = stored.get(new.name)
-        keep = old is not None and (old.command == new.command or old.status == "running")
+        keep = old is not None and (old.command == new.command or old.status == "running" or old is new_train)
         phases.append(old if keep else new)
     # A phase this invocation does not ask for (e.g. eval without --eval-bench) keeps its record once it ran.
     wanted = {phase.name for phase in fresh.phases}

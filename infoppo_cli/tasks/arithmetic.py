@@ -17,7 +17,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.data.templates import render_prompt
@@ -38,10 +38,16 @@ class ArithmeticSpec:
     train_size: int = 1700
     heldout_size: int = 200
     seed: int = 0
+    source: ClassVar[str] = SOURCE
+    max_response_tokens: ClassVar[int] = 16
+    """The token budget the warm start's accuracy is sampled with: answers take ~7 tokens."""
 
     def recipe(self) -> dict[str, Any]:
         """Everything that decides the generated files, for the cache's recipe hash."""
         return {**asdict(self), "operations": list(self.operations), "template": "dapo"}
+
+    def split(self) -> tuple[list[Problem], list[Problem]]:
+        return split_problems(self)
 
 
 @dataclass(frozen=True)
@@ -94,19 +100,20 @@ def split_problems(spec: ArithmeticSpec) -> tuple[list[Problem], list[Problem]]:
     return problems[spec.heldout_size : needed], problems[: spec.heldout_size]
 
 
-def train_row(problem: Problem) -> dict[str, Any]:
-    """A training row, keyed as ``infoppo data prep dapo-math-17k`` writes them."""
+def train_row(problem: Any, source: str = SOURCE) -> dict[str, Any]:
+    """A training row, keyed as ``infoppo data prep dapo-math-17k`` writes them (any task's problem:
+    ``id``, ``text``, ``answer``)."""
     return {
         "id": problem.id,
         "prompt": render_prompt(problem.text, "dapo"),
         "label": normalise_answer(str(problem.answer)),
-        "source": SOURCE,
+        "source": source,
         "lang": "en",
         "problem": problem.text,
     }
 
 
-def heldout_row(problem: Problem) -> dict[str, Any]:
+def heldout_row(problem: Any) -> dict[str, Any]:
     """A held-out row in the columns a local benchmark file is read by (``id``, ``problem``, ``answer``)."""
     return {"id": problem.id, "problem": problem.text, "answer": str(problem.answer)}
 

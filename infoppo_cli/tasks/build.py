@@ -22,15 +22,9 @@ from typing import Any
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.resources import installed_version
-from infoppo_cli.tasks.arithmetic import (
-    ArithmeticSpec,
-    Problem,
-    heldout_row,
-    split_problems,
-    train_row,
-    write_jsonl,
-)
-from infoppo_cli.tasks.teacher import ANCHORED, UNANCHORED, TeacherSpec, expected_accuracy
+from infoppo_cli.tasks.arithmetic import ArithmeticSpec, Problem, heldout_row, train_row, write_jsonl
+from infoppo_cli.tasks.chain import ChainSpec, ChainTeacherSpec
+from infoppo_cli.tasks.teacher import TeacherSpec
 from infoppo_cli.tasks.warm_start import (
     ModelSpec,
     WarmStartSpec,
@@ -58,8 +52,11 @@ class TaskRecipe:
     """Everything that decides a task's files; equal recipes build equivalent tasks."""
 
     name: str = "arithmetic"
-    problems: ArithmeticSpec = field(default_factory=ArithmeticSpec)
-    teacher: TeacherSpec = field(default_factory=TeacherSpec)
+    problems: ArithmeticSpec | ChainSpec = field(default_factory=ArithmeticSpec)
+    """The problem family: ``split()`` into training and held-out problems, ``source``,
+    ``max_response_tokens`` (the budget the warm start is measured with)."""
+    teacher: TeacherSpec | ChainTeacherSpec = field(default_factory=TeacherSpec)
+    """The family's teacher: ``respond()``, ``corpus_text()``, ``expected_accuracy(steps)``."""
     model: ModelSpec = field(default_factory=ModelSpec)
     warm_start: WarmStartSpec = field(default_factory=WarmStartSpec)
     measure_samples: int = 2
@@ -92,6 +89,8 @@ class BuildReport:
     expected_accuracy: float
     accuracy: dict[str, Any]
     seconds: float
+    reference_tokens_mean: float = 0.0
+    """The mean length in tokens of the teacher's correct responses to the held-out problems."""
 
 
 def build_task(recipe: TaskRecipe, directory: Path, on_progress: Progress | None = None) -> BuildReport:
@@ -103,9 +102,9 @@ def build_task(recipe: TaskRecipe, directory: Path, on_progress: Progress | None
 
 def _build(recipe: TaskRecipe, directory: Path, progress: Progress) -> BuildReport:
     started = time.monotonic()
-    train, heldout = split_problems(recipe.problems)
+    train, heldout = recipe.problems.split()
     progress("tokenizer", 0, 1)
-    tokenizer = _tokenizer(train, recipe.model)
+    tokenizer = _tokenizer([recipe.teacher.corpus_text(problem) for problem in train], recipe.model)
     progress("tokenizer", 1, 1)
     model = new_model(recipe.model, tokenizer)
     steps = recipe.warm_start.steps
@@ -123,16 +122,26 @@ def _build(recipe: TaskRecipe, directory: Path, progress: Progress) -> BuildRepo
     with _no_progress_bars():
         model.save_pretrained(directory / MODEL_DIR)
     tokenizer.save_pretrained(directory / MODEL_DIR)
-    write_jsonl(directory / TRAIN_FILE, (train_row(problem) for problem in train))
+    write_jsonl(directory / TRAIN_FILE, (train_row(problem, recipe.problems.source) for problem in train))
     write_jsonl(directory / HELDOUT_FILE, (heldout_row(problem) for problem in heldout))
     progress("writing", 1, 1)
     return BuildReport(
         parameters=sum(parameter.numel() for parameter in model.parameters()),
         final_loss=loss,
-        expected_accuracy=expected_accuracy(recipe.teacher),
+        expected_accuracy=recipe.teacher.expected_accuracy(getattr(recipe.problems, "steps", 1)),
         accuracy=accuracy,
         seconds=time.monotonic() - started,
+        reference_tokens_mean=_reference_length(tokenizer, heldout, recipe),
     )
+
+
+def _reference_length(tokenizer: Any, heldout: list[Any], recipe: TaskRecipe) -> float:
+    """Mean tokens of a correct response (the end-of-turn token included), as the policy writes it."""
+    import random
+
+    texts = [recipe.teacher.respond(problem, random.Random(0), exact=True) for problem in heldout]
+    lengths = [len(ids) + 1 for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+    return sum(lengths) / len(lengths)
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -154,20 +163,18 @@ def _no_progress_bars() -> Iterator[None]:
 
 
 def tokenizer_corpus(problems: list[Problem]) -> list[str]:
-    """The text the BPE merges are learnt from: the chat roles, problems and both answer forms."""
-    return [
-        f"user assistant {p.text} {ANCHORED.format(p.answer)} {UNANCHORED.format(p.answer)}" for p in problems
-    ]
+    """The arithmetic task's tokenizer text: the chat roles, problems and both answer forms."""
+    return [TeacherSpec().corpus_text(problem) for problem in problems]
 
 
-def _tokenizer(problems: list[Problem], spec: ModelSpec) -> Any:
+def _tokenizer(corpus: list[str], spec: ModelSpec) -> Any:
     from infoppo_cli.tasks.tokenizer import train_tokenizer
 
-    return train_tokenizer(tokenizer_corpus(problems), spec.vocab_size, (DAPO_PREFIX, DAPO_SUFFIX))
+    return train_tokenizer(corpus, spec.vocab_size, (DAPO_PREFIX, DAPO_SUFFIX))
 
 
 def _measure(
-    model: Any, tokenizer: Any, heldout: list[Problem], recipe: TaskRecipe, progress: Progress
+    model: Any, tokenizer: Any, heldout: list[Any], recipe: TaskRecipe, progress: Progress
 ) -> dict[str, Any]:
     """Held-out accuracy at temperature 1.0 and greedy, as recorded in the manifest."""
     from infoppo_cli.tasks.sampling import heldout_accuracy
@@ -175,9 +182,12 @@ def _measure(
     if recipe.measure_samples < 1:
         return {}
     progress("measuring", 0, 2)
-    sampled = heldout_accuracy(model, tokenizer, heldout, 1.0, recipe.measure_samples, recipe.warm_start.seed)
+    budget = recipe.problems.max_response_tokens
+    sampled = heldout_accuracy(
+        model, tokenizer, heldout, 1.0, recipe.measure_samples, recipe.warm_start.seed, budget
+    )
     progress("measuring", 1, 2)
-    greedy = heldout_accuracy(model, tokenizer, heldout, 0.0)
+    greedy = heldout_accuracy(model, tokenizer, heldout, 0.0, max_new_tokens=budget)
     progress("measuring", 2, 2)
     return {
         "temperature_1": round(sampled.accuracy, 4),

@@ -226,6 +226,7 @@ def _build_into_place(recipe: TaskRecipe, final: Path, on_progress: Progress | N
                     "parameters": report.parameters,
                     "final_loss": round(report.final_loss, 4),
                     "teacher_accuracy": round(report.expected_accuracy, 4),
+                    "reference_tokens_mean": round(report.reference_tokens_mean, 1),
                     "heldout_accuracy": report.accuracy,
                 },
                 "files": files,

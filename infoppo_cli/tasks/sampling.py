@@ -14,7 +14,6 @@ from typing import Any
 
 from infoppo_cli.data.templates import chat_prompt, render_prompt
 from infoppo_cli.grading import grade
-from infoppo_cli.tasks.arithmetic import Problem
 
 MAX_NEW_TOKENS = 16
 
@@ -84,14 +83,16 @@ def sample(
 def heldout_accuracy(
     model: Any,
     tokenizer: Any,
-    problems: Sequence[Problem],
+    problems: Sequence[Any],
     temperature: float = 1.0,
     samples_per_problem: int = 1,
     seed: int = 0,
+    max_new_tokens: int = MAX_NEW_TOKENS,
 ) -> Accuracy:
     """The share of sampled responses that :func:`infoppo_cli.grading.grade` marks correct."""
     repeated = [problem for problem in problems for _ in range(samples_per_problem)]
-    drawn = sample(model, tokenizer, [render_prompt(p.text, "dapo") for p in repeated], temperature, seed)
+    prompts = [render_prompt(p.text, "dapo") for p in repeated]
+    drawn = sample(model, tokenizer, prompts, temperature, seed, max_new_tokens)
     correct = sum(grade(text, str(p.answer)).correct for text, p in zip(drawn.texts, repeated, strict=True))
     count = len(repeated)
     return Accuracy(

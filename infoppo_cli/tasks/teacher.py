@@ -28,10 +28,23 @@ class TeacherSpec:
     def recipe(self) -> dict[str, Any]:
         return asdict(self)
 
+    def respond(self, problem: Problem, rng: random.Random, exact: bool = False) -> str:
+        """One response (see :func:`teacher_response`); ``exact`` never slips."""
+        return teacher_response(problem, EXACT if exact else self, rng)
+
+    def expected_accuracy(self, steps: int = 1) -> float:
+        return expected_accuracy(self)
+
+    def corpus_text(self, problem: Problem) -> str:
+        """The text the tokenizer learns from for ``problem``: chat roles, problem, both answer forms."""
+        answers = f"{ANCHORED.format(problem.answer)} {UNANCHORED.format(problem.answer)}"
+        return f"user assistant {problem.text} {answers}"
+
 
 ANCHORED = "Answer: {}"
 UNANCHORED = "The answer is {}"
 OFFSETS = (-2, -1, 1, 2)
+EXACT = TeacherSpec(wrong_rate=0.0, unanchored_rate=0.0)
 
 
 def teacher_response(problem: Problem, spec: TeacherSpec, rng: random.Random) -> str:

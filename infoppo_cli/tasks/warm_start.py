@@ -13,14 +13,16 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
-
-from infoppo_cli.tasks.arithmetic import Problem
-from infoppo_cli.tasks.teacher import TeacherSpec, teacher_response
+from typing import Any, Protocol
 
 IGNORE = -100
 """The label that keeps a position out of the loss (prompt and padding)."""
-EXACT = TeacherSpec(wrong_rate=0.0, unanchored_rate=0.0)
+
+
+class Teacher(Protocol):
+    """What a task's teacher does: write one response to a problem, slipping unless ``exact``."""
+
+    def respond(self, problem: Any, rng: random.Random, exact: bool = False) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,8 @@ def set_generation_defaults(model: Any, tokenizer: Any) -> None:
 def supervised_pass(
     model: Any,
     tokenizer: Any,
-    problems: Sequence[Problem],
-    teacher: TeacherSpec,
+    problems: Sequence[Any],
+    teacher: Teacher,
     spec: WarmStartSpec,
     on_step: Callable[[int, float], None] | None = None,
 ) -> float:
@@ -133,8 +135,8 @@ def supervised_pass(
         torch.manual_seed(spec.seed)
         for step in range(1, spec.steps + 1):
             picks = [rng.randrange(len(problems)) for _ in range(spec.batch_size)]
-            shown = EXACT if step <= spec.clean_steps else teacher
-            replies = [teacher_response(problems[i], shown, rng) + tokenizer.eos_token for i in picks]
+            exact = step <= spec.clean_steps
+            replies = [teacher.respond(problems[i], rng, exact) + tokenizer.eos_token for i in picks]
             reply_ids = tokenizer(replies, add_special_tokens=False)["input_ids"]
             batch = _batch([prompts[i] for i in picks], reply_ids, tokenizer.pad_token_id)
             loss = model(**batch).loss
@@ -150,7 +152,7 @@ def supervised_pass(
     return loss_value
 
 
-def _prompt_ids(tokenizer: Any, problems: Sequence[Problem]) -> list[list[int]]:
+def _prompt_ids(tokenizer: Any, problems: Sequence[Any]) -> list[list[int]]:
     from infoppo_cli.data.templates import build_prompt
 
     texts = [build_prompt(tokenizer, problem.text, "dapo") for problem in problems]

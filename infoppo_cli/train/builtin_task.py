@@ -14,25 +14,25 @@ Request = TypeVar("Request")
 
 BuildProgress = Callable[[str, int, int], None]
 """``progress(stage, done, total)`` while a task is built (the CLI draws it)."""
-TASKS = ("arithmetic",)
-"""The tasks a preset can name (``infoppo_cli/tasks``)."""
 
 
 def resolve_task(
-    chosen: Preset, req: Request, progress: BuildProgress | None = None
+    chosen: Preset, req: Request, progress: BuildProgress | None = None, gamma: float | None = None
 ) -> tuple[Request, list[str]]:
     """``req`` with the task's model, data and held-out benchmark where it names none, and the plan's
-    note on where they come from; ``req`` unchanged for a preset without a task."""
+    notes on where they come from and on the horizon token time reaches at ``gamma`` (the run's γ);
+    ``req`` unchanged for a preset without a task."""
     if chosen.task is None:
         return req, []
     from infoppo_cli.errors import UsageError
-    from infoppo_cli.tasks import TaskRecipe, ensure_task
+    from infoppo_cli.tasks import ensure_task
+    from infoppo_cli.tasks.recipes import task_recipe
 
-    if chosen.task not in TASKS:
-        raise UsageError(
-            f"preset {chosen.source}: unknown task {chosen.task!r}; choose one of: {', '.join(TASKS)}"
-        )
-    files = ensure_task(TaskRecipe(name=chosen.task), on_progress=progress)
+    try:
+        recipe = task_recipe(chosen.task)
+    except UsageError as exc:
+        raise UsageError(f"preset {chosen.source}: {exc}") from None
+    files = ensure_task(recipe, on_progress=progress)
     changes: dict[str, str] = {}
     if req.model is None:
         changes["model"] = str(files.model_dir)
@@ -42,4 +42,15 @@ def resolve_task(
         changes["eval_bench"] = f"{chosen.task}={files.heldout_file}"
     how = f"built in {files.build_seconds:.0f} s" if files.built_now else "cached"
     note = f"task {chosen.task!r} ({how}; recipe {files.recipe_id}): {files.directory}"
-    return replace(req, **changes), [note]
+    return replace(req, **changes), [note, *_horizon(files.warm_start, gamma)]
+
+
+def _horizon(measured: dict, gamma: float | None) -> list[str]:
+    """How far token time discounts the task's reference response at the run's γ, when measured."""
+    tokens = measured.get("reference_tokens_mean")
+    if not tokens:
+        return []
+    line = f"reference responses: {tokens:.0f} tokens on average"
+    if gamma is not None and gamma < 1.0:
+        line += f"; token time discounts them by γ^T = {gamma}^{tokens:.0f} = {gamma**tokens:.3g}"
+    return [line]

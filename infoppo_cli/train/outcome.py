@@ -59,5 +59,6 @@ def outcome_lines(
         lines.append(f"  model: {run.final}")
     else:
         lines.append("  continue it from its last checkpoint with the same command and --resume")
-    lines.append(f"  log: {log}; figures: infoppo report {output_dir}")
+    lines.append(f"  metrics: {log}; full log: {run.train_log}")
+    lines.append(f"  figures: infoppo report {output_dir}")
     return lines

@@ -35,7 +35,7 @@ from infoppo_cli.train.schedule import (
     count_prompts,
     warmup_plan,
 )
-from infoppo_cli.train.tracking import tracking_environment
+from infoppo_cli.train.tracking import tracking_environment, tracking_flags
 from infoppo_cli.train.validate import check_flags, check_local_data, check_model, resolve_seed
 
 DEFAULT_DATA_ROWS = 17398
@@ -77,6 +77,11 @@ class TrainPlan:
     only: ``flags`` and ``request`` hold a pointer or ``<redacted>`` (``openrlhf_adapter/flags.py``)."""
     tracking_env: dict[str, str] = field(default_factory=dict)
     """wandb's mode and directory for the launched process (``train/tracking.py``)."""
+    problems: list[str] = field(default_factory=list)
+    """What would refuse a launch on this machine, found by a dry run (``strict_data`` off), which
+    plans on and reports each; a real launch is refused at the first."""
+    typed_command: str | None = None
+    """The ``infoppo`` command as the user typed it (secrets redacted), for the manifest; set by the CLI."""
 
     @property
     def data_to_prepare(self) -> str | None:
@@ -216,14 +221,14 @@ def _infotime_settings(
 
 
 def _model_reachable(model: str, strict: bool) -> list[str]:
-    """Refuse a model that cannot be loaded here; a dry run (``strict`` off) only warns when the reason
-    is the Hub, since the run it plans may launch on a machine that has the model or the network."""
+    """Refuse a model that cannot be loaded here; a dry run (``strict`` off) plans on when the reason is
+    the Hub and reports it after the plan (a launch here would be refused)."""
     try:
         check_model(model)
     except UsageError as exc:
         if strict or model.startswith(("/", ".", "~")) or not _HF_DATASET_ID.match(model):
             raise  # a local path that is missing is missing wherever the run launches
-        return [f"{exc} (a launch here would be refused)"]
+        return [str(exc)]
     return []
 
 
@@ -314,7 +319,8 @@ def plan_training(
     seed = resolve_seed(req.seed, overrides)
     out = Path(req.output_dir) if req.output_dir else RunDir.default(chosen.name, req.method, seed).path
     out = out.expanduser().resolve()
-    req, task_notes = resolve_task(chosen, req, progress)  # builds a preset's task when not cached
+    gamma = req.gamma if req.gamma is not None else algo.all_openrlhf().get("algo.advantage.gamma")
+    req, task_notes = resolve_task(chosen, req, progress, gamma)  # builds a preset's task when not cached
     data = _resolve_data(req, strict_data)
     device = req.device or chosen.device
 
@@ -325,13 +331,14 @@ def plan_training(
     flags.update(_derived_flags(chosen, algo, req, data, out, seed))
     flags.update(_overlong_buffer(algo, chosen))
     flags.update(_cli_flags(req))
+    flags.update(tracking_flags(req, out, algo.name, overrides))
     every = req.eval_every or chosen.eval_every
     evaluation = eval_plan(req.eval_bench, every, req.eval_samples, benches_file=req.benches_file)
     evaluation = replace(evaluation, before=req.eval_before)
     flags.update(evaluation.flags(out))
     flags.update(overrides)
     flags["train.seed"] = seed  # one value, whichever way it was given
-    model_warning = _model_reachable(str(flags["actor.model_name_or_path"]), strict_data)
+    model_problems = _model_reachable(str(flags["actor.model_name_or_path"]), strict_data)
     check_local_data(data, str(flags["data.input_key"]), str(flags["data.label_key"]))
     check_flags(flags)
     if flags.get("train.dynamic_batch_enable") and "train.max_tokens_per_gpu" not in overrides:
@@ -354,7 +361,10 @@ def plan_training(
         req, chosen, algo, out, data, flags, infotime, length, warmup, evaluation, secret_env=secret_env
     )
     plan.notes, plan.cpu_cost = [*notes, *length_notes], cpu_cost
-    plan.tracking_env, tracking_warnings = tracking_environment(flags, out)
-    plan.warnings = [*_warnings(steps, warmup, evaluation), *model_warning, *tracking_warnings]
+    plan.tracking_env, tracking_warnings, tracking_problems = tracking_environment(flags, out, req.wandb_mode)
+    plan.warnings = [*_warnings(steps, warmup, evaluation), *tracking_warnings]
+    plan.problems = [*model_problems, *tracking_problems]
+    if strict_data and plan.problems:
+        raise UsageError(plan.problems[0])
     openrlhf_flags.validate(plan.openrlhf_argv())
     return plan

@@ -43,6 +43,18 @@ class Preset:
     task: str | None = None
     """A synthetic task built offline (``infoppo_cli/tasks``) that gives the model, the training
     prompts and the held-out benchmark; ``model`` is then left out."""
+    sweeps: dict[str, SweepGrid] = field(default_factory=dict)
+    """This preset's own grid for ``infoppo sweep gamma|lambda`` (else the paper's, sweep/kinds.py)."""
+
+
+@dataclass(frozen=True)
+class SweepGrid:
+    """A preset's default grid for one sweep kind: the values, and the γ or λ both arms hold."""
+
+    values: tuple[float, ...]
+    held: dict[str, float] = field(default_factory=dict)
+    """``{"--lambd": 1.0}`` for a γ sweep, ``{"--gamma": 1.0}`` for a λ sweep; empty: the info arm's
+    method's."""
 
 
 def preset_names() -> list[str]:
@@ -74,6 +86,16 @@ class PresetFile(BaseModel):
     device: Literal[DEVICES] = "cuda"
     openrlhf: dict[str, Any] = Field(default_factory=dict)
     method_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    sweeps: dict[Literal["gamma", "lambda"], SweepGridFile] = Field(default_factory=dict)
+
+
+class SweepGridFile(BaseModel):
+    """``[sweeps.gamma]`` / ``[sweeps.lambda]``: ``values`` and the other of γ, λ held by both arms."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    values: list[float] = Field(min_length=1)
+    gamma: float | None = Field(None, gt=0.0, le=1.0)
+    lambd: float | None = Field(None, ge=0.0, le=1.0)
 
 
 def parse_preset(name: str, body: dict[str, Any], source: str, what: str = "preset") -> Preset:
@@ -90,14 +112,28 @@ def parse_preset(name: str, body: dict[str, Any], source: str, what: str = "pres
         method: checked_flags(override, shown, ("method_overrides", method))
         for method, override in table.method_overrides.items()
     }
-    fields = table.model_dump(exclude={"openrlhf", "method_overrides"})
+    fields = table.model_dump(exclude={"openrlhf", "method_overrides", "sweeps"})
     return Preset(
         name=name,
         **{**fields, "model": table.model or ""},
         openrlhf=flags,
         method_overrides=overrides,
         source=source,
+        sweeps={kind: _sweep_grid(kind, grid, shown) for kind, grid in table.sweeps.items()},
     )
+
+
+def _sweep_grid(kind: str, grid: SweepGridFile, shown: str) -> SweepGrid:
+    swept, held = ("gamma", "lambd") if kind == "gamma" else ("lambd", "gamma")
+    if getattr(grid, swept) is not None:
+        raise file_problem(shown, ("sweeps", kind, swept), f"is what the {kind} sweep varies; give values")
+    low = 0.0 if kind == "lambda" else 1e-12
+    if not all(low <= value <= 1.0 for value in grid.values):
+        raise file_problem(
+            shown, ("sweeps", kind, "values"), f"must lie in {'[0, 1]' if low == 0 else '(0, 1]'}"
+        )
+    value = getattr(grid, held)
+    return SweepGrid(tuple(dict.fromkeys(grid.values)), {f"--{held}": value} if value is not None else {})
 
 
 @cache

@@ -27,6 +27,10 @@ NORM_CHOICES = Literal["global", "batch", "sentence"]
 """``infotime.NORM_MODES`` as a command-line choice (infotime imports torch, which the command line
 does not load to show its options; ``tests/train/test_request.py`` checks that the two agree)."""
 _METHODS = "the method's; see `infoppo presets`"
+WANDB_MODE_CHOICES = Literal["online", "offline", "disabled"]
+"""``train.tracking.WANDB_MODES`` as a command-line choice."""
+DEFAULT_WANDB_PROJECT = "infoppo"
+"""``train.tracking``'s default project (this module stays light: the command line imports it)."""
 
 
 @dataclass
@@ -115,4 +119,22 @@ class TrainRequest:
         "Keep the embedded Ray's session folder (its logs) in the run directory's ray-logs/ after the "
         "run; by default it is private to the run and removed when the run ends.",
         "--keep-ray-logs",
+    )
+    wandb_project: str | None = option(
+        None, "Weights & Biases project of the run.", default_text=DEFAULT_WANDB_PROJECT
+    )
+    wandb_group: str | None = option(
+        None, "Weights & Biases group of the run.", default_text="none; a sweep's name for its runs"
+    )
+    run_name: str | None = option(
+        None,
+        "The run's name in wandb and TensorBoard (its logs go to RUN/tensorboard/NAME).",
+        default_text="the run directory's name with the method; a sweep's grid point",
+    )
+    wandb_mode: str | None = option(
+        None,
+        "online (needs a key: $WANDB_API_KEY or `wandb login`), offline (no account or network; "
+        "`wandb sync` uploads it later) or disabled.",
+        default_text="online with $WANDB_API_KEY (offline when wandb's server does not answer), else off",
+        cli_type=WANDB_MODE_CHOICES,
     )

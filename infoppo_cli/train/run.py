@@ -14,7 +14,9 @@ from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.rundir import Manifest, RunDir, read_manifest, write_manifest, write_model_card
 from infoppo_cli.train.eval_set import load_eval_problems, training_template, write_eval_prompts
+from infoppo_cli.train.output import TrainOutput, Watcher, child_env, secret_values
 from infoppo_cli.train.plan import TrainPlan
+from infoppo_cli.train.provenance import launch_record
 from infoppo_cli.train.resume import check_changes, check_length
 
 
@@ -110,13 +112,20 @@ class LaunchCheck:
     """Run settings the resume changes, as ``--resume-override`` allowed (``{key: [was, now]}``)."""
 
 
-def check_launch(plan: TrainPlan) -> LaunchCheck:
-    """What a launch would be refused for, checked before anything runs (``--dry-run`` too): the
-    output directory and resume state, and the in-training benchmarks."""
+def check_resume(plan: TrainPlan) -> tuple[Manifest | None, dict[str, Any]]:
+    """The run ``--resume`` continues and the settings it changes (``LaunchCheck``'s), or refused: a
+    new run where one is, nothing to resume, a change ``--resume-override`` does not name."""
     previous = previous_run(plan)
     if previous is None and plan.request.resume_overrides:
         raise UsageError("--resume-override only applies with --resume")
     changes = check_changes(previous, planned_config(plan), plan.request.resume_overrides) if previous else {}
+    return previous, changes
+
+
+def check_launch(plan: TrainPlan) -> LaunchCheck:
+    """What a launch would be refused for, checked before anything runs: the output directory and
+    resume state, and the in-training benchmarks (a dry run reports each: ``train/preflight.py``)."""
+    previous, changes = check_resume(plan)
     problems = load_eval_problems(plan.evaluation) if plan.evaluation else {}
     return LaunchCheck(previous, problems, changes)
 
@@ -150,12 +159,16 @@ def _resumed_state(run: RunDir) -> tuple[bytes, tuple[int, int] | None]:
     return run.manifest.read_bytes(), (metrics.st_size, metrics.st_mtime_ns) if metrics else None
 
 
-def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
+def run_training(
+    plan: TrainPlan, checked: LaunchCheck | None = None, watcher: Watcher | None = None, verbose: bool = False
+) -> int:
     """Launch OpenRLHF with infoppo's actors; returns the process's exit code.
 
     ``manifest.json`` is written before the start and updated with the outcome; a resume that fails
     before training a step restores the manifest it found (a finished run never reads "failed").
-    Ctrl-C reaches the child (same process group), which shuts Ray down before exiting.
+    Ctrl-C reaches the child (same process group), which shuts Ray down before exiting. The child's
+    output goes to the run's ``train.log``; ``watcher`` shows the per-step lines, and every line with
+    ``verbose`` (``output.py``).
     """
     if plan.infotime.get("device") != "cpu":
         require_gpu(plan)
@@ -167,20 +180,21 @@ def run_training(plan: TrainPlan, checked: LaunchCheck | None = None) -> int:
     write_eval_set(plan, checked.eval_problems)
     started = utc_timestamp()
     first_start = (previous.start_time if previous else None) or started
-    history = list(previous.record.get("resumes") or []) if previous else []
-    if previous is not None:
-        history.append({"time": started, "overrides": checked.changes})
-    extra = {"resumes": history} if history else {}
+    extra = launch_record(plan, previous, started, checked.changes)  # the typed command, resumes, base
     record = manifest(plan, "running", start_time=first_start, last_start_time=started, **extra)
     write_manifest(run, record)
-    process = subprocess.Popen(plan.command(), env={**os.environ, **plan.tracking_env, **plan.secret_env})
-    try:
-        code = process.wait()
-    except KeyboardInterrupt:  # the child got the same SIGINT and is stopping its Ray workers
-        code = process.wait()
-        status = "interrupted"
-    else:
-        status = "finished" if code == 0 else "failed"
+    env = child_env({**os.environ, **plan.tracking_env, **plan.secret_env})
+    with TrainOutput(run.train_log, watcher, verbose, secret_values(env)) as output:
+        output.begin(plan.command(), resumed=previous is not None)
+        process = subprocess.Popen(plan.command(), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            code = output.pump(process)
+        except KeyboardInterrupt:  # the child got the same SIGINT and is stopping its Ray workers
+            code = output.pump(process)
+            status = "interrupted"
+        else:
+            status = "finished" if code == 0 else "failed"
+        output.end(code, status)
     if kept is not None and status == "failed" and _resumed_state(run)[1] == kept[1]:
         atomic_write_bytes(run.manifest, kept[0])  # nothing trained: the run is left as it was
         return code

@@ -8,7 +8,7 @@ from infoppo_cli.openrlhf_adapter.checkpoints import disk_use_line
 from infoppo_cli.train.device import describe_cost
 from infoppo_cli.train.length import checkpoint_steps, describe_points, eval_steps
 from infoppo_cli.train.plan import TrainPlan
-from infoppo_cli.train.tracking import wandb_mode
+from infoppo_cli.train.tracking import tensorboard_dir, wandb_mode
 
 RECIPE_GAPS = (
     "OpenRLHF 0.11.2 cannot express DAPO's generation batch of 3x the train batch (synchronous mode "
@@ -49,16 +49,17 @@ def _method_rows(plan: TrainPlan) -> Rows:
     return rows
 
 
-def _pool(flags: dict[str, Any]) -> str:
-    """The micro-batch a training forward sees (DAPO-FT's top-20% is taken over it)."""
+def _pool(flags: dict[str, Any], worker: str = "GPU") -> str:
+    """The micro-batch a training forward sees (DAPO-FT's top-20% is taken over it); ``worker`` is what
+    one training process runs on (a GPU, or a CPU worker on a CPU run)."""
     ring = int(flags.get("ds.ring_attn_size", 1))
     if not flags.get("train.dynamic_batch_enable"):
-        return f"{flags.get('train.micro_batch_size', 1)} response(s) per GPU"
+        return f"{flags.get('train.micro_batch_size', 1)} response(s) per {worker}"
     per_gpu, longest = int(flags["train.max_tokens_per_gpu"]), int(flags["data.max_len"])
     tokens = per_gpu * ring
     spread = f" gathered over a ring-attention group of {ring} GPUs" if ring > 1 else ""
     return (
-        f"up to {tokens:,} tokens ({per_gpu:,} per GPU{spread}): {tokens // longest} full-length "
+        f"up to {tokens:,} tokens ({per_gpu:,} per {worker}{spread}): {tokens // longest} full-length "
         f"responses, about {2 * tokens // longest} at half length"
     )
 
@@ -127,14 +128,14 @@ def _device_row(plan: TrainPlan) -> tuple[str, str]:
     return ("rollout / training", "vLLM engines / DeepSpeed on CUDA GPUs")
 
 
-def _shape_rows(flags: dict[str, Any]) -> Rows:
+def _shape_rows(flags: dict[str, Any], worker: str = "GPU") -> Rows:
     prompts, n = int(flags["rollout.batch_size"]), int(flags["rollout.n_samples_per_prompt"])
     train_batch = int(flags["train.batch_size"])
     per_step = prompts * n // train_batch * int(flags.get("train.max_epochs", 1))
     rows: Rows = [
         ("step shape", f"{prompts} prompts x {n} responses = {prompts * n} responses per RL step"),
         ("optimizer step", f"{train_batch} responses ({train_batch / n:g} prompts); {per_step} per RL step"),
-        ("micro-batch (training pool)", _pool(flags)),
+        ("micro-batch (training pool)", _pool(flags, worker)),
     ]
     if flags.get("actor.dual_clip"):
         rows.append(("dual-clip constant", flags["actor.dual_clip"]))
@@ -170,7 +171,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         *_length_rows(plan),
         *_schedule_rows(plan),
         ("max response / total tokens", f"{flags['rollout.max_new_tokens']} / {flags['data.max_len']}"),
-        *_shape_rows(flags),
+        *_shape_rows(flags, "CPU worker" if cpu else "GPU"),
         _device_row(plan),
         ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
         ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
@@ -185,6 +186,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         *_eval_rows(plan),
         ("checkpoint disk use", disk_use_line(flags, plan.method.uses_critic)),
         ("wandb", wandb_mode(flags, plan.tracking_env)),
+        ("TensorBoard", tensorboard_dir(flags) or "off"),
     ]
     rows += [("note", note) for note in plan.notes]
     return [(name, str(value)) for name, value in rows]

@@ -41,3 +41,37 @@ def test_a_sweep_without_final_metrics_prints_no_averages(monkeypatch, tmp_path:
     plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "norm")
     open_sweep(plan, command=[], settings={})
     assert printed(monkeypatch, plan.out_dir).strip() == ""
+
+
+def test_the_sweep_s_time_left_is_the_points_left_at_the_pace_so_far() -> None:
+    assert sweep_display.sweep_time_left(600.0, 0, 4) is None  # nothing finished: no pace yet
+    assert sweep_display.sweep_time_left(600.0, 2, 8) == 1800.0  # 300 s a point (side by side or not)
+    assert sweep_display.points_line(2, 8, 1800.0) == "2/8 points done, ~30m00s left"
+    assert sweep_display.points_line(8, 8, 0.0) == "8/8 points done"
+
+
+def test_each_finished_point_says_how_many_are_done_and_the_time_left(monkeypatch, tmp_path: Path) -> None:
+    from types import SimpleNamespace as Record
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    recorder = Console(width=200, record=True, file=io.StringIO())  # not a terminal: lines, no bar
+    monkeypatch.setattr(sweep_display, "progress_bar", lambda: Progress(console=recorder))
+    now = [1000.0]
+    reporter = sweep_display.ProgressReporter(clock=lambda: now[0])
+    reporter.begin(3, "locally")
+    now[0] += 120.0
+    train = Record(name="train")
+    run = Record(
+        name="gamma-0.99-seed1", output_dir=str(tmp_path), status="done", duration_s=120.0, error=None
+    )
+    reporter.run_finished(run, train)
+    now[0] += 120.0
+    failed = Record(**{**vars(run), "name": "gamma-1.0-seed1", "status": "failed", "error": "boom"})
+    reporter.run_finished(failed, train)
+    reporter.end()
+    lines = recorder.export_text().splitlines()
+    assert lines[1] == "done gamma-0.99-seed1 in 2m00s  (1/3 points done, ~4m00s left)"
+    assert lines[2].startswith("failed gamma-1.0-seed1: boom (log: ")
+    assert lines[2].endswith("(2/3 points done, ~2m00s left)")

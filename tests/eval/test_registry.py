@@ -62,7 +62,7 @@ def test_names_files_and_all_in_one_selection(local_file, tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     chosen = parse_selection(f"aime24, mine={local_file.name},AIME25=probs.jsonl")
     assert chosen == {"aime24": None, "mine": str(local_file), "aime25": str(local_file)}
-    maths = [name for name in BENCH_NAMES if name != "arithmetic"]  # `all`: the maths benchmarks
+    maths = [name for name, spec in load_registry().items() if not spec.task]  # `all`: the maths benchmarks
     assert list(parse_selection("all")) == maths and list(parse_selection("arithmetic")) == ["arithmetic"]
     assert list(parse_selection("aime24,aime24")) == ["aime24"]
     assert parse_selection(f"aime24={local_file},aime24") == {"aime24": str(local_file)}
@@ -110,7 +110,8 @@ def test_the_option_name_is_the_callers(tmp_path):
 
 
 def test_resolve_bench_names_takes_registry_names_only(local_file):
-    assert resolve_bench_names("all") == [name for name in BENCH_NAMES if name != "arithmetic"]  # maths only
+    maths = [name for name, spec in load_registry().items() if not spec.task]  # no built-in task's set
+    assert resolve_bench_names("all") == maths and "arithmetic" not in maths
     with pytest.raises(UsageError, match="unknown benchmark"):
         resolve_bench_names(f"aime24={local_file}")
 
@@ -162,6 +163,13 @@ def test_a_changed_benches_file_is_read_again(benches_file):
         (GOOD_TABLE.replace("[olympiad]", "[aime24]"), ": aime24 is a shipped benchmark"),
         (GOOD_TABLE.replace("[olympiad]", "[all]"), ": all is a shipped benchmark or a reserved word"),
         (GOOD_TABLE.replace("[olympiad]", '["My Set"]'), "a benchmark name is lowercase letters"),
+        (GOOD_TABLE.replace("size = 2", "size = nan"), "[olympiad] size must be an integer, got nan"),
+        (GOOD_TABLE.replace("size = 2", "size = -inf"), "[olympiad] size must be an integer, got -inf"),
+        (
+            GOOD_TABLE.replace('hf_id = "me/olympiad"', 'task = "arithmetc"'),
+            "[olympiad] task is no built-in task (known: arithmetic, chain), got 'arithmetc'",
+        ),
+        ("a = " + "[" * 50_000 + "]" * 50_000, "not valid TOML (nested too deeply to read)"),
     ],
 )
 def test_a_bad_benches_file_is_refused_with_the_shipped_files_rules(tmp_path, text, message):
@@ -179,6 +187,20 @@ def test_a_missing_or_binary_benches_file(tmp_path):
         load_registry(tmp_path / "binary.toml")
     with pytest.raises(UsageError, match="is not a file"):
         load_registry(tmp_path)
+
+
+def test_a_benches_file_is_read_past_a_byte_order_mark_like_every_jsonl_file(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD_TABLE.encode())
+    assert load_registry(path)["olympiad"].hf_id == "me/olympiad"
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + GOOD_TABLE.encode())  # one mark, not any number
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_registry(path)
+
+
+def test_a_table_naming_a_built_in_task_is_kept(tmp_path):
+    text = GOOD_TABLE.replace('hf_id = "me/olympiad"', 'task = "arithmetic"')
+    assert load_registry(write(tmp_path / "task.toml", text))["olympiad"].task == "arithmetic"
 
 
 def test_the_shipped_tables_pass_the_same_checks():

@@ -136,3 +136,45 @@ def test_truncated_weights_are_one_line_naming_the_file_in_eval_and_inspect(tmp_
         done = run_infoppo(*command, timeout=300)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert f"{truncated_model / 'model.safetensors'} is corrupt" in done.stderr
+
+
+BENCH_TABLE = """[mine]
+title = "My bench"
+hf_id = "me/mine"
+split = "test"
+problem_column = "problem"
+answer_column = "answer"
+size = 10
+license = "MIT"
+"""
+
+
+def test_a_benches_file_with_a_byte_order_mark_is_read_like_the_jsonl_files(tmp_path):
+    """tomllib refused a registry file starting with a BOM, which data prep, eval --bench and grade --file
+    all read past."""
+    registry = tmp_path / "mine.toml"
+    registry.write_bytes(b"\xef\xbb\xbf" + BENCH_TABLE.encode())
+    done = run_infoppo("benches", "--benches-file", str(registry))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "me/mine" in done.stdout  # the table's row: its Hub id
+
+
+def test_an_unknown_task_in_a_benches_file_is_one_line_listing_the_known_tasks(tmp_path):
+    """A table naming a built-in task that does not exist was accepted, and failed only when evaluated."""
+    registry = tmp_path / "mine.toml"
+    registry.write_text(BENCH_TABLE.replace('hf_id = "me/mine"', 'task = "arithmetc"'))
+    done = run_infoppo("benches", "--benches-file", str(registry))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "[mine] task" in line and "'arithmetc'" in line and "arithmetic" in line and "chain" in line
+
+
+@pytest.mark.parametrize(
+    "nesting", ["a = " + "[" * 100_000 + "]" * 100_000, "a = " + "{x=" * 5_000 + "1" + "}" * 5_000]
+)
+def test_a_deeply_nested_benches_file_is_one_line_not_a_traceback(tmp_path, nesting):
+    registry = tmp_path / "mine.toml"
+    registry.write_text(nesting + "\n")
+    done = run_infoppo("benches", "--benches-file", str(registry))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"--benches-file {registry}: not valid TOML" in done.stderr

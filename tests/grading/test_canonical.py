@@ -27,6 +27,9 @@ from infoppo_cli.grading.canonical import normalise_gold, vote_key
         ("\\frac{109}{33}", "\\frac{109}{33}"),
         (0.5, "0.5"),
         ("2.50", "2.50"),
+        ("5\\", "5"),  # a stray trailing backslash
+        ("$12\\\\$", "12"),
+        ("\\{1,2\\}", "\\{1,2\\}"),
         (None, ""),
         ("  ", ""),
     ],

@@ -86,6 +86,10 @@ def test_extraction_reads_only_the_final_marker(text, n):
         ("$\\boxed{1}$ and $\\boxed{2}$.", "\\boxed{1, 2}", "box"),
         ("So \\boxed{1}. Checking again, it is \\boxed{2}", "\\boxed{2}", "box"),  # a later box wins
         ("\\boxed{\\boxed{5}}", "\\boxed{\\boxed{5}}", "box"),
+        ("$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}$$", "\\boxed{(3, 3), (1, 1)}", "box"),
+        ("\\boxed{1} papers and \\boxed{2} bins", "\\boxed{1, 2}", "box"),  # one word after a box
+        ("\\boxed{1} no no no no no \\boxed{2}", "\\boxed{2}", "box"),
+        ("(a) \\boxed{3} (b) \\boxed{5}", "\\boxed{(a) 3; (b) 5}", "box"),  # labelled parts
         ("So the final answer is $34$. I hope it is correct.", "$34$", "phrase"),
         ("The final answer is 7", "7", "phrase"),
     ],

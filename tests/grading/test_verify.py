@@ -213,6 +213,62 @@ POLICY_CASES = {
     "multiple boxes": [
         ("\\boxed{1} and \\boxed{2}", "\\{1,2\\}", True),
         ("\\boxed{3} and \\boxed{5}", "3", False),
+        ("$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}$$", "(3, 3), (1, 1)", True),
+        ("\\(y_1 = \\boxed{2x} \\) and \\( y_2 = \\boxed{3x} \\)", "y_1 = 2x, y_2 = 3x", True),
+        ("\\boxed{1} papers and \\boxed{2} bins", "1, 2", True),
+        ("\\boxed{3} was my first guess; actually \\boxed{5}", "5", True),
+        ("\\boxed{1} no no no \\boxed{2}", "1, 2", False),
+    ],
+    "multi-part answers": [
+        ("(a) \\boxed{3} (b) \\boxed{5}", "(a) 3 (b) 5", True),
+        ("(a) \\boxed{5} (b) \\boxed{3}", "(a) 3 (b) 5", False),  # math-verify alone: 15ab = 15ab
+        ("\\boxed{3, 5}", "(a) 3; (b) 5", True),
+        ("\\boxed{5, 3}", "(a) 3; (b) 5", False),
+        ("For part (a): \\boxed{12}. For part (b): \\boxed{7}.", "7, 12", True),  # an unlabelled gold: a set
+        ("(i) \\boxed{2} (ii) \\boxed{\\frac{1}{2}}", "(i) 2 (ii) 0.5", True),
+        ("(a) \\boxed{3} (b) \\boxed{5}", "3", False),
+        ("\\boxed{p=7,q=2;p=5,q=2}", "p = 5, q = 2 \\quad \\text{and} \\quad p = 7, q = 2", True),
+        ("\\boxed{p=5,q=3;p=7,q=2}", "p = 5, q = 2 \\quad \\text{and} \\quad p = 7, q = 2", False),
+    ],
+    "matrices": [
+        (
+            "\\boxed{\\begin{Bmatrix}1&2\\\\3&4\\end{Bmatrix}}",
+            "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+            True,
+        ),
+        ("\\boxed{\\begin{smallmatrix}1&2\\end{smallmatrix}}", "\\begin{bmatrix}1&2\\end{bmatrix}", True),
+        ("\\boxed{\\begin{pmatrix*}[r]1&-2\\end{pmatrix*}}", "\\begin{bmatrix}1&-2\\end{bmatrix}", True),
+        ("\\boxed{\\begin{bmatrix}1\\\\[2pt]2\\end{bmatrix}}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", True),
+        ("\\boxed{\\begin{Bmatrix}1&2\\end{Bmatrix}}", "\\begin{pmatrix}2&1\\end{pmatrix}", False),
+        ("\\boxed{\\begin{vmatrix}1&2\\\\3&4\\end{vmatrix}}", "-2", True),  # a determinant
+        (
+            "\\boxed{\\begin{vmatrix}1&2\\\\3&4\\end{vmatrix}}",
+            "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+            False,
+        ),
+    ],
+    "trailing backslashes": [
+        ("\\boxed{5}", "5\\", True),
+        ("\\boxed{6}", "5\\", False),
+        ("\\boxed{\\frac{3}{4}}", "$\\frac{3}{4}\\\\$", True),
+        ("Answer: 17", "17 \\\\", True),
+        ("\\boxed{\\{1,2\\}}", "\\{1,2\\}", True),  # an escaped brace is kept
+    ],
+    "rounded decimal golds": [
+        ("\\boxed{\\frac{100}{3}}", "33.3", True),
+        ("\\boxed{\\frac{2}{3}}", "0.67", True),
+        ("\\boxed{0.6667}", "0.67", True),
+        ("\\boxed{0.7}", "0.67", False),
+        ("\\boxed{0.33}", "\\frac{1}{3}", False),  # the precision is the gold's only
+        ("\\boxed{27.04}", "27.0", False),  # AMC23's 27.0 is an integer
+        (
+            "\\boxed{\\begin{pmatrix}0.2902\\\\-0.1864\\end{pmatrix}}",
+            "\\begin{pmatrix}0.29\\\\-0.186\\end{pmatrix}",
+            True,
+        ),
+        ("\\boxed{(\\frac{1}{3}, 5]}", "(0.33, 5]", True),
+        ("\\boxed{(\\frac{1}{3}, 5)}", "(0.33, 5]", False),  # an open end is not a closed one
+        ("\\boxed{x = \\frac{2}{3}}", "x = 0.67", True),
     ],
     "multi-line golds": [
         (

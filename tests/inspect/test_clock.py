@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from infoppo_cli import infotime
 from infoppo_cli.errors import UsageError
-from infoppo_cli.inspect.clock import clock, file_max_entropy
+from infoppo_cli.inspect.clock import clock, discount_text, file_max_entropy
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
 from infoppo_cli.train.methods import method
 
@@ -81,3 +81,29 @@ def test_defaults_are_the_infoppo_method_s():
 def test_bad_settings_are_usage_errors(bad, message):
     with pytest.raises(UsageError, match=message):
         method_clock(**bad)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.5, "0.5"),
+        (0.4491, "0.449"),
+        (0.9763, "0.976"),
+        (0.99987, "0.99987"),
+        (0.9999991, "0.9999991"),
+        (0.999, "0.999"),
+        (1.0, "1"),
+        (3.2e-4, "0.00032"),
+        (None, "-"),
+    ],
+)
+def test_gamma_is_printed_with_enough_digits_to_differ_from_one(value, text):
+    assert discount_text(value) == text
+
+
+@given(st.floats(min_value=1e-12, max_value=1.0, exclude_max=True))
+def test_a_discount_below_one_never_reads_as_one(value):
+    text = discount_text(value)
+    shown = float(text)
+    assert shown < 1.0 and text != "1"
+    assert abs(shown - value) <= 0.06 * (1.0 - value) or abs(shown - value) <= 0.006 * value

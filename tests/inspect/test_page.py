@@ -70,9 +70,11 @@ def test_page_renders_every_response_and_tooltips(page_dir, tmp_path):
         tip = page.locator("#tip")
         assert tip.is_visible()
         text = tip.inner_text()
-        numbers = [float(x) for x in re.findall(r"-?\d+\.\d{4}", text)]
-        want = [row[k] for k in ("entropy", "rho", "clip_low", "clip_high", "gamma_info", "entropy_drift")]
+        numbers = [float(x) for x in re.findall(r"-?\d+\.\d{4}\b", text)]
+        want = [row[k] for k in ("entropy", "rho", "clip_low", "clip_high", "entropy_drift")]
         assert numbers == pytest.approx(want, abs=1.5e-4), text
+        gamma = re.search(r"Gamma_info\(0,t\) (\S+)", text).group(1)  # digits enough to differ from 1
+        assert float(gamma) == pytest.approx(row["gamma_info"], abs=0.06 * (1 - row["gamma_info"]) + 1e-7)
         assert text.startswith("H ") and "rho " in text and "clip [" in text and "drift dH" in text
 
         page.locator("#list th").nth(1).click()  # sort by mean rho, ascending
@@ -93,3 +95,22 @@ def test_page_renders_every_response_and_tooltips(page_dir, tmp_path):
             page.screenshot(path=str(DOCS_IMG / "inspect_page.png"))
         browser.close()
     assert (tmp_path / "inspect_page.png").stat().st_size > 10_000
+
+
+def test_gamma_near_one_is_not_rounded_to_one_on_the_page():
+    import torch
+
+    from infoppo_cli.inspect.clock import Clock
+    from infoppo_cli.inspect.page import render_page
+    from infoppo_cli.inspect.tokens import Inspected
+
+    n = 4
+    gamma = torch.tensor([1.0, 0.99999, 0.99995, 0.99990])
+    clock = Clock(
+        torch.ones(n), torch.full((n,), 0.01), gamma, torch.full((n,), 0.8), torch.full((n,), 1.3), 0.99987
+    )
+    page = render_page([Inspected("q0", ["a", "b", "c", "d"], clock)], {"model": "m", "settings": {}})
+    assert ">0.99987</td>" in page and "Γ<sub>info</sub>(0,T) 0.99987" in page
+    low_label = re.search(r'<text x="2" y="98" font-size="9">([^<]*)</text>', page).group(1)
+    assert low_label != "1" and float(low_label) < 1
+    assert 'data-g="0.999899983"' in page  # the tooltip's data keep every digit of a float32

@@ -63,6 +63,7 @@ def test_clock_summary_numbers():
     assert summary["entropy"]["p50"] == pytest.approx(np.percentile([1, 2, 4, 3], 50))
     assert summary["rho_above_half"] == pytest.approx(0.5)  # rho = .25 .5 1 | 1
     assert summary["gamma_info_T_mean"] == pytest.approx((0.999**1.75 + 0.999**1.0) / 2, rel=1e-6)
+    assert summary["gamma_token_T_mean"] == pytest.approx((0.999**3 + 0.999**1) / 2, rel=1e-6)
 
 
 def test_figure_threshold_is_the_paper_s_on_a_large_file():

@@ -59,6 +59,7 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     """An InfoPPOTrainer instance without models: enough state for upstream's logging method."""
     from infoppo_cli.openrlhf_adapter.actors import InfoPPOTrainer
     from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog
+    from infoppo_cli.openrlhf_adapter.progress import TrainerProgress
 
     trainer = object.__new__(InfoPPOTrainer.__ray_actor_class__)
     trainer.args = openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28")
@@ -69,6 +70,8 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     trainer.wandb_logger = trainer.tensorboard_logger = None
     trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl")
     trainer.rollout_recorder = SimpleNamespace(take=dict)  # nothing generated in these tests
+    trainer.told = []  # the progress events `infoppo train` would show
+    trainer.progress = TrainerProgress(say=trainer.told.append)
     return trainer
 
 
@@ -107,6 +110,10 @@ def test_trainer_merges_in_training_eval_into_the_step_line(tmp_path, monkeypatc
     trainer.evaluate(2)
     (record,) = read_metrics(tmp_path / "metrics.jsonl")
     assert record["reward_mean"] == 0.5 and record["eval_aime24"] == pytest.approx(12.5)
+    step, phase, evaluated = trainer.told  # the step (its eval to come), the eval's phase, its result
+    assert (step["event"], step["step"], step["reward"], step["evals_left"]) == ("step", 2, 0.5, 1)
+    assert (phase["phase"], phase["total"]) == ("eval", None)  # a dataloader without a dataset: no count
+    assert evaluated["event"] == "eval" and evaluated["accuracy"] == {"aime24": pytest.approx(12.5)}
 
 
 def test_the_last_step_is_checkpointed_once_also_off_the_save_steps_grid(tmp_path, monkeypatch):
@@ -125,6 +132,7 @@ def test_the_last_step_is_checkpointed_once_also_off_the_save_steps_grid(tmp_pat
     assert saved == ["global_step2", "global_step3"]  # step 2 on the grid, step 3 because it is the last
     assert trainer.args.ckpt.save_steps == 2
     assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [1, 2, 3]
+    assert [(e["step"], e["steps"]) for e in trainer.told] == [(1, 3), (2, 3), (3, 3)]
 
 
 def test_rollout_fixture_is_realistic():

@@ -40,6 +40,7 @@ EVERY_METHOD = {
     "clip_upper_mean",
     "clip_lower_mean",
     "policy_loss",
+    "token_discount_mean",
     "timing/generation",
     "timing/make_experience",
     "timing/ppo_train",
@@ -165,3 +166,25 @@ def test_two_data_parallel_workers_per_model(tmp_path):
     step = tmp_path / "run" / "ckpt" / "_actor" / "global_step2"
     partitions = sorted(p.name for p in step.glob("*optim_states.pt"))
     assert partitions == [f"bf16_zero_pp_rank_{rank}_mp_rank_00_optim_states.pt" for rank in (0, 1)]
+
+
+def test_the_long_horizon_preset_trains_and_records_both_clocks(tmp_path, chain_task):
+    """``--preset tiny-cpu-long``: its plan names the task and the horizon, and every step records the
+    discount of a response in both clocks, γ^Σρ >= γ^T (a response's ~200 tokens carry far less
+    information than 200 tokens' worth)."""
+    run = tmp_path / "run"
+    done = run_infoppo(
+        "train", "--preset", "tiny-cpu-long", "--output-dir", str(run), "--steps", "2", "--eval-every", "2",
+        "--eval-samples", "1", "--gamma", "0.99", timeout=1500,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "task 'chain'" in done.stdout and "token time discounts them by γ^T = 0.99^" in done.stdout
+    records = read_metrics(run / "metrics.jsonl")
+    assert [r["step"] for r in records] == [0, 1, 2]
+    assert 0.0 <= number(records[0], "eval_chain") <= 100.0
+    for record in records[1:]:
+        length = number(record, "response_length_mean")
+        assert 100 <= length <= 256  # worked solutions, not 7-token answers
+        token, info = number(record, "token_discount_mean"), number(record, "info_discount_mean")
+        assert token <= 0.99**100 and info > token  # the two clocks part on long responses
+        assert number(record, "optimizer_steps") == OPTIMIZER_STEPS_PER_RL_STEP * record["step"]

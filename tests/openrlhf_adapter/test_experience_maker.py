@@ -8,7 +8,7 @@ import pytest
 import torch
 from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
-from infoppo_cli.infotime import info_discount, info_time_gae, information_density
+from infoppo_cli.infotime import info_discount, info_time_gae, information_density, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
@@ -79,6 +79,7 @@ def test_rho_and_advantages_equal_the_core_functions(norm, monkeypatch):
         assert torch.allclose(exp.advantages, adv, atol=1e-5)
         assert exp.old_entropy is None  # only rho travels to the actor
         assert torch.allclose(exp.info["info_discount_mean"], info_discount(rho, exp.action_mask, 0.999))
+        assert torch.allclose(exp.info["token_discount_mean"], token_discount(exp.action_mask, 0.999))
         assert exp.info["rho_mean"].shape == (2,)
     if norm == "batch":
         assert max(float(e.info_rho.max()) for e in out) == pytest.approx(1.0)

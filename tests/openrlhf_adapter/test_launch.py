@@ -78,6 +78,13 @@ def test_hierarchize_attaches_settings_and_refuses_async(restore_openrlhf):
     assert isinstance(flat, argparse.Namespace)
 
 
+def test_a_cluster_s_workers_get_infoppo_train_s_bar_setting(monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert "TQDM_DISABLE" not in ray_runtime_env(method_settings(ray_address="auto"))["env_vars"]
+    monkeypatch.setenv("TQDM_DISABLE", "1")  # what `infoppo train` gives the launcher (train/output.py)
+    assert ray_runtime_env(method_settings(ray_address="auto"))["env_vars"]["TQDM_DISABLE"] == "1"
+
+
 def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
     monkeypatch.setenv("INFOPPO_REWARD_STYLE", "binary")  # the method's reward wins over the caller's
     monkeypatch.delenv("WANDB_API_KEY", raising=False)

@@ -115,6 +115,23 @@ def fit_draws_samples_through_generate_samples():
     assert "self.train_step" in _calls(fit) and "self.save_logs_and_checkpoints" in _calls(fit)
 
 
+def the_progress_bars_are_the_module_global_tqdm():
+    """``progress.fold_upstream_bars`` rebinds ``tqdm`` in the two modules whose bars the trainer draws:
+    the sample generator's (``update`` and ``set_postfix`` only) and the episode bar of ``fit``."""
+    import openrlhf.trainer.ppo_trainer as trainer_module
+    import openrlhf.trainer.ppo_utils.samples_generator as generator_module
+
+    for module in (trainer_module, generator_module):
+        assert _module_imports(module)["tqdm"] == "tqdm"
+    generate = _calls(generator_module.SamplesGenerator._generate_vllm)
+    assert "tqdm" in generate and {c for c in generate if c.startswith("pbar.")} <= {
+        "pbar.update",
+        "pbar.set_postfix",
+    }
+    fit = _calls(trainer_module.PPOTrainer.__ray_actor_class__.fit)
+    assert "tqdm" in fit and {c for c in fit if c.startswith("pbar.")} <= {"pbar.update"}
+
+
 def fit_evaluates_every_eval_steps():
     """``InfoPPOTrainer._eval_due`` mirrors upstream's condition for an evaluation after a step."""
     from openrlhf.trainer.ppo_trainer import PPOTrainer
@@ -482,6 +499,7 @@ CONTRACT: list[Callable[[], None]] = [
     train_passes_get_max_steps_to_the_workers,
     fit_draws_samples_through_generate_samples,
     fit_evaluates_every_eval_steps,
+    the_progress_bars_are_the_module_global_tqdm,
     fit_closes_only_its_trackers_after_the_loop,
     checkpoints_are_saved_every_save_steps,
     the_best_checkpoint_follows_best_metric_key,

@@ -90,6 +90,7 @@ def test_report_md_embeds_every_figure_with_a_caption_and_the_final_table(png_re
         "95% CI" in report.captions["accuracy"]
         and "one point per seed" in report.captions["final_accuracy_gamma"]
     )
+    assert "Γ_info(0,T)" in report.captions["info_discount"] and "γ^T" in report.captions["info_discount"]
     assert "| gamma-0.999-info-seed2 | infoppo | gamma | 0.999 | info | 2 | done | 4 |" in text
 
 
@@ -104,6 +105,7 @@ def test_table_holds_the_last_logged_values_and_final_accuracies(png_report: Rep
     for column, key in [("reward", "reward_mean"), ("length", "response_length_mean"), ("rho", "rho_mean")]:
         assert float(info[column]) == last[key]
     assert float(info["Gamma_info"]) == last["info_discount_mean"]
+    assert float(info["Gamma_token"]) == pytest.approx(last["token_discount_mean"])  # both clocks
     assert float(info["aime24"]) == 30 + 0.999 + 2 + 3  # the final eval's mean@k wins over training evals
     assert float(info["aime25"]) == last["eval_aime25"]  # only measured during training
     assert info["accuracy_from"] == "eval+training"
@@ -123,7 +125,7 @@ def test_hparams_csv_and_tensorboard_export_hold_every_run_with_its_parameters(
     rows = read_csv(report.hparams_csv)
     assert len(rows) == 8
     row = rows["gamma-0.99-token-seed1"]
-    assert (row["gamma"], row["lambd"], row["method"], row["seed"]) == ("0.99", "0.99", "ppo", "1")
+    assert (row["gamma"], row["lambd"], row["method"], row["seed"]) == ("0.99", "0.99", "info-clip", "1")
     assert float(row["aime24"]) == 30 + 0.99 + 1
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

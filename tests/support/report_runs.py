@@ -23,6 +23,7 @@ def step_row(step: int, gamma: float, arm: str, seed: int) -> dict:
         "clip_lower_mean": 0.8 if arm == "token" else 0.9,
         "policy_loss": -0.01 * step,
         "critic_loss": 0.5,
+        "token_discount_mean": gamma ** (1000.0 + 100 * step * gamma),
     }
     if arm == "info":
         row |= {"rho_mean": 0.4 + 0.01 * step, "info_discount_mean": gamma ** (200 * step)}

@@ -35,6 +35,53 @@ def option(argv: list[str], name: str) -> str:
 # --------------------------------------------------------------------------- expansion and naming
 
 
+def test_the_arms_differ_in_their_clock_alone() -> None:
+    from infoppo_cli.sweep.kinds import KINDS
+
+    info, token = (method(KINDS["gamma"].arm_methods[arm]) for arm in ("info", "token"))
+    assert (info.advantage, token.advantage) == ("info_time_gae", "gae")
+    assert (info.clip, info.token_mask, info.reward, info.optimizer) == (
+        token.clip,
+        token.token_mask,
+        token.reward,
+        token.optimizer,
+    )
+    assert info.all_openrlhf() == token.all_openrlhf()
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "held"),
+    [
+        ("gamma", [1.0, 0.999, 0.99, 0.98], ("--lambd", "1.0")),
+        ("lambda", [1.0, 0.99, 0.95], ("--gamma", "1.0")),
+    ],
+)
+def test_the_long_task_preset_has_the_paper_s_grids_and_runs_the_coinciding_point_once(
+    tmp_path: Path, kind: str, values: list[float], held: tuple[str, str]
+) -> None:
+    plan = build_plan(kind, preset="tiny-cpu-long", out_dir=tmp_path / "sweep", seeds=3)
+    assert list(plan.values) == values
+    points = plan.points
+    assert len(points) == (2 * len(values) - 1) * 3
+    at_one = [p for p in points if p.value == 1.0]
+    assert {p.time for p in at_one} == {"info"} and len(at_one) == 3  # γ = λ = 1: the clocks coincide
+    for point in points:
+        argv = plan.train_command(point)
+        assert option(argv, held[0]) == held[1]
+        assert point.parameters()[held[0].lstrip("-")] == 1.0
+
+
+def test_a_held_value_passed_through_decides_whether_the_clocks_coincide(tmp_path: Path) -> None:
+    plan = build_plan(
+        "gamma",
+        preset="tiny-cpu-long",
+        out_dir=tmp_path / "sweep",
+        extra_train_args=("--lambd", "0.95"),
+        train_options={"lambd": 0.95},
+    )
+    assert {p.time for p in plan.points if p.value == 1.0} == {"info", "token"}
+
+
 def test_gamma_default_grid_runs_both_arms_with_the_same_discounting(tmp_path: Path) -> None:
     plan = plan_for("gamma", tmp_path)
     assert [point.name for point in plan.points] == [
@@ -50,7 +97,7 @@ def test_gamma_default_grid_runs_both_arms_with_the_same_discounting(tmp_path: P
     for point in plan.points:
         argv = plan.train_command(point)
         assert argv[:2] == ["infoppo", "train"]
-        assert option(argv, "--method") == {"info": "infoppo", "token": "ppo"}[point.time]
+        assert option(argv, "--method") == {"info": "infoppo", "token": "info-clip"}[point.time]
         assert float(option(argv, "--gamma")) == point.value
         assert option(argv, "--lambd") == "0.99"  # held for both arms
         assert option(argv, "--seed") == "1"

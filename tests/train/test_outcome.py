@@ -34,6 +34,7 @@ def test_a_finished_run_names_its_steps_its_eval_movement_and_its_model(tmp_path
     assert not any("amc23" in line for line in lines)  # never evaluated: no line rather than a made-up one
     assert f"model: {run / 'final'}" in lines[3]
     assert lines[-1].endswith(f"infoppo report {run}")
+    assert lines[-2] == f"  metrics: {run / 'metrics.jsonl'}; full log: {run / 'train.log'}"
 
 
 def test_a_stopped_run_says_where_it_stopped_and_how_to_go_on(tmp_path: Path) -> None:

@@ -29,12 +29,12 @@ def prompt_file(tmp_path_factory) -> Path:
     return path
 
 
-def pinned_command(preset: str, method: str, data: Path, out: Path, task: Path) -> list[str]:
+def pinned_command(preset: str, method: str, data: Path, out: Path, tasks: list[Path]) -> list[str]:
     plan = plan_training(TrainRequest(preset=preset, method=method, data=str(data), output_dir=str(out)))
     replace = {
         str(out): "<run>",
         str(data): "<data>",
-        str(task): "<task>",  # a preset's task in this session's cache (tiny-cpu)
+        **{str(task): "<task>" for task in tasks},  # the presets' tasks in this session's cache
         str(REWARD_FILE): "<reward>",
         sys.executable: "<python>",
     }
@@ -46,16 +46,16 @@ def pinned_command(preset: str, method: str, data: Path, out: Path, task: Path) 
     return command
 
 
-def all_commands(data: Path, out: Path, task: Path) -> dict[str, list[str]]:
+def all_commands(data: Path, out: Path, tasks: list[Path]) -> dict[str, list[str]]:
     return {
-        f"{preset} {method}": pinned_command(preset, method, data, out, task)
+        f"{preset} {method}": pinned_command(preset, method, data, out, tasks)
         for preset in preset_names()
         for method in methods()
     }
 
 
-def test_every_dry_run_command_is_pinned(prompt_file, tmp_path, task_cache):
-    commands = all_commands(prompt_file, tmp_path / "run", task_cache.directory)
+def test_every_dry_run_command_is_pinned(prompt_file, tmp_path, task_cache, chain_task):
+    commands = all_commands(prompt_file, tmp_path / "run", [task_cache.directory, chain_task.directory])
     if os.environ.get("INFOPPO_UPDATE_PINS"):
         PINS.write_text(json.dumps(commands, indent=1) + "\n")
     pinned = json.loads(PINS.read_text())

@@ -228,3 +228,30 @@ def test_method_override_and_methods_file_flags_are_checked_too(tmp_path):
         UsageError, match=r"m.toml: \[mine.openrlhf\] actor.adam.lr must be a finite number, got -inf"
     ):
         methods(str(methods_file))
+
+
+def test_the_long_task_preset_carries_its_ablation_grids():
+    long = preset("tiny-cpu-long")
+    assert long.task == "chain" and long.device == "cpu"
+    assert long.sweeps["gamma"].values == (1.0, 0.999, 0.99, 0.98)
+    assert long.sweeps["gamma"].held == {"--lambd": 1.0}
+    assert long.sweeps["lambda"].values == (1.0, 0.99, 0.95)
+    assert long.sweeps["lambda"].held == {"--gamma": 1.0}
+    assert preset("qwen3-4b").sweeps == {}  # the paper's grids (sweep/kinds.py)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("[sweeps.gamma]\nvalues = [1.0, 1.5]\n", r"\[sweeps\.gamma\] values must lie in \(0, 1\]"),
+        ("[sweeps.gamma]\nvalues = [0.99]\ngamma = 0.9\n", "is what the gamma sweep varies"),
+        ("[sweeps.clip]\nvalues = [1.0]\n", "sweeps"),
+        ("[sweeps.lambda]\nvalues = []\n", "values"),
+        ("[sweeps.lambda]\nvalues = [0.9]\nkappa = 1.0\n", "kappa"),
+    ],
+)
+def test_bad_sweep_grids_in_a_preset_get_one_clear_error(tmp_path, table, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(_preset_text() + "\n" + table)
+    with pytest.raises(UsageError, match=message):
+        preset(str(path))

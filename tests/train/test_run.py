@@ -31,7 +31,7 @@ def dry_run(*args: str) -> str:
 
 
 def test_every_preset_is_offered():
-    assert preset_names() == sorted([*PRESETS, "tiny-cpu"])
+    assert preset_names() == sorted([*PRESETS, "tiny-cpu", "tiny-cpu-long"])
     result = runner.invoke(app, ["presets"])
     assert result.exit_code == 0
     for name in PRESETS + METHODS:
@@ -247,6 +247,25 @@ def test_run_writes_manifest_and_refuses_to_overwrite(tmp_path, monkeypatch):
     assert [entry["overrides"] for entry in again["resumes"]] == [{}]
 
 
+def test_the_launch_s_output_goes_to_train_log_and_only_the_step_lines_to_the_terminal(
+    tmp_path, monkeypatch, capsys
+):
+    from infoppo_cli.openrlhf_adapter.progress import MARKER
+
+    step = json.dumps({"event": "step", "step": 1, "steps": 1, "seconds": 2.0, "reward": 0.25})
+    script = (
+        "import sys; print('namespace(zero_stage=2, param_dtype=bf16)'); "
+        "print('(CpuPolicyModelActor pid=4) Actor( ... )', file=sys.stderr); "
+        f"print('(InfoPPOTrainer pid=5) {MARKER}' + {step!r})"
+    )
+    assert run_training(fake_plan(tmp_path, monkeypatch, script)) == 0
+    log = (tmp_path / "run" / "train.log").read_text()
+    assert "namespace(zero_stage=2" in log and "(CpuPolicyModelActor pid=4) Actor( ... )" in log
+    assert "step 1/1  reward 0.250  took 2.0s" in log and "(exit code 0)" in log
+    shown = capsys.readouterr().out
+    assert shown == "step 1/1  reward 0.250  took 2.0s\n"  # OpenRLHF's dump stays in the log
+
+
 def test_resume_needs_a_previous_run(tmp_path, monkeypatch):
     plan = fake_plan(tmp_path, monkeypatch, "pass", resume=True)
     with pytest.raises(UsageError, match="nothing to resume"):
@@ -409,6 +428,7 @@ def test_the_tiny_cpu_preset_plans_a_cpu_run_of_its_task(task_cache):
     assert rows["RL steps"] == "40 (preset tiny-cpu)" and rows["eval at steps"] == "0, 10, 20, 30, 40"
     assert rows["rollout / training (--device cpu)"].startswith("DeepSpeed on its CPU accelerator")
     assert rows["DeepSpeed ZeRO stage / dtype"] == "2 / bf16"
+    assert rows["micro-batch (training pool)"].endswith("per CPU worker")  # no GPU wording on a CPU run
     assert rows["note"].startswith("task 'arithmetic' (cached;")
 
 

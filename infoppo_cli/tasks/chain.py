@@ -1,0 +1,155 @@
+"""A long-horizon task: a chain of one-digit additions and subtractions, worked out step by step.
+
+Each problem starts from a two-digit number and lists ``steps`` numbered operations ("(3) subtract
+6"); the running total stays between 0 and 99. The worked solution restates every operation and
+writes its result, one line per step, then the result and DAPO's answer line::
+
+    We start with 37.
+    (1) add 8: 37 + 8 = 45
+    (2) subtract 6: 45 - 6 = 39
+    ...
+    The result is 41.
+    Answer: 41
+
+A response is about 200 tokens (digits are one token each), and almost all of them are forced:
+the step numbers, the operation copied from the problem, the previous total copied from the line
+above, the final number copied from the last line. The few genuine decisions are the result digits
+of each step, and one slip there carries through every later line to a wrong answer, so the reward
+at the end of the response depends on choices made up to 200 tokens earlier. That is where the two
+clocks part: γ^T discounts the first step's choice by γ^200 in token time, while in information time
+only the uncertain result tokens advance the clock (see docs/training.md, "The long-horizon task").
+
+Problems are drawn with a seed, without repeats; the first ``heldout_size`` are held out, the next
+``train_size`` are the training set, so the two never share a problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from infoppo_cli.errors import UsageError
+
+SOURCE = "synthetic-chain"
+"""The ``source`` of every training row."""
+OPERATIONS = {"add": "+", "subtract": "-"}
+LOW, HIGH = 0, 99
+"""The running total of a problem stays within these bounds."""
+
+
+@dataclass(frozen=True)
+class ChainSpec:
+    """How problems are drawn: operations per problem, the split's sizes, the seed."""
+
+    steps: int = 10
+    train_size: int = 4000
+    heldout_size: int = 200
+    seed: int = 0
+    source: str = SOURCE
+    max_response_tokens: int = 256
+    """The token budget of a response (a worked solution takes about 200)."""
+
+    def recipe(self) -> dict[str, Any]:
+        """Everything that decides the generated files, for the cache's recipe hash."""
+        return {**asdict(self), "family": "chain", "template": "dapo"}
+
+    def split(self) -> tuple[list[ChainProblem], list[ChainProblem]]:
+        """``(train, heldout)``: disjoint, the same for the same spec."""
+        if self.steps < 1 or self.train_size < 1 or self.heldout_size < 1:
+            raise UsageError("a chain task needs >= 1 step, training problem and held-out problem")
+        rng = random.Random(self.seed)
+        drawn: dict[str, ChainProblem] = {}
+        wanted = self.train_size + self.heldout_size
+        for _ in range(wanted * 20):
+            problem = draw_problem(self.steps, rng)
+            drawn.setdefault(problem.text, problem)
+            if len(drawn) == wanted:
+                problems = list(drawn.values())
+                return problems[self.heldout_size :], problems[: self.heldout_size]
+        raise UsageError(f"could not draw {wanted} distinct chain problems of {self.steps} steps")
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    """A start value and its numbered operations, each ``(word, operand)``."""
+
+    start: int
+    operations: tuple[tuple[str, int], ...]
+
+    @property
+    def text(self) -> str:
+        listed = "; ".join(f"({i}) {word} {operand}" for i, (word, operand) in enumerate(self.operations, 1))
+        return f"Start with {self.start}, then: {listed}. What number do you end with?"
+
+    @property
+    def totals(self) -> list[int]:
+        """The running total after each operation."""
+        totals, value = [], self.start
+        for word, operand in self.operations:
+            value = apply(value, word, operand)
+            totals.append(value)
+        return totals
+
+    @property
+    def answer(self) -> int:
+        return self.totals[-1]
+
+    @property
+    def id(self) -> str:
+        return "chain-" + hashlib.blake2b(self.text.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def apply(value: int, word: str, operand: int) -> int:
+    return value + operand if word == "add" else value - operand
+
+
+def draw_problem(steps: int, rng: random.Random) -> ChainProblem:
+    """A random problem whose running total stays within [LOW, HIGH]."""
+    start = rng.randint(10, HIGH)
+    value, operations = start, []
+    for _ in range(steps):
+        choices = [
+            (word, d) for word in OPERATIONS for d in range(1, 10) if LOW <= apply(value, word, d) <= HIGH
+        ]
+        word, operand = rng.choice(choices)
+        operations.append((word, operand))
+        value = apply(value, word, operand)
+    return ChainProblem(start, tuple(operations))
+
+
+@dataclass(frozen=True)
+class ChainTeacherSpec:
+    """How often the teacher slips: ``slip_rate`` of its steps write a result off by 1 or 2, and the
+    lines after it carry on from the wrong total (so the final answer is wrong)."""
+
+    slip_rate: float = 0.06
+
+    def recipe(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def respond(self, problem: ChainProblem, rng: random.Random, exact: bool = False) -> str:
+        """One worked solution (without the end-of-turn token); ``exact`` never slips."""
+        lines = [f"We start with {problem.start}."]
+        value = problem.start
+        for index, (word, operand) in enumerate(problem.operations, 1):
+            result = apply(value, word, operand)
+            if not exact and rng.random() < self.slip_rate:
+                result = _slipped(result, rng)
+            lines.append(f"({index}) {word} {operand}: {value} {OPERATIONS[word]} {operand} = {result}")
+            value = result
+        lines += [f"The result is {value}.", f"Answer: {value}"]
+        return "\n".join(lines)
+
+    def expected_accuracy(self, steps: int) -> float:
+        """The share of the teacher's solutions that grade correct: no slip in any step."""
+        return (1.0 - self.slip_rate) ** steps
+
+    def corpus_text(self, problem: ChainProblem) -> str:
+        return f"user assistant {problem.text}\n{self.respond(problem, random.Random(0), exact=True)}"
+
+
+def _slipped(result: int, rng: random.Random) -> int:
+    wrong = result + rng.choice((-2, -1, 1, 2))
+    return wrong if wrong >= 0 else result + 1

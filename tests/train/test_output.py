@@ -1,0 +1,158 @@
+"""The run's output: all of it into `train.log`, the per-step lines and the user's lines on the terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_process import run_infoppo
+
+from infoppo_cli.openrlhf_adapter.progress import MARKER
+from infoppo_cli.train.output import TrainOutput, child_env
+
+
+class Seen:
+    """A watcher that keeps what it is shown."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+        self.lines: list[str] = []
+
+    def event(self, event, line, left) -> None:
+        self.events.append(event)
+        if line:
+            self.lines.append(line)
+
+    def output(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def event_line(**event) -> str:
+    return f"\x1b[36m(InfoPPOTrainer pid=9)\x1b[0m {MARKER}{json.dumps(event)}"
+
+
+CHILD_LINES = [
+    "2026-01-01 INFO worker.py -- Started a local Ray instance.",
+    "namespace(ds=namespace(zero_stage=2, param_dtype='bf16'), vllm=namespace(sync_backend='nccl'))",
+    "\x1b[36m(CpuPolicyModelActor pid=7)\x1b[0m forward:   0%|     | 0/8 [00:00<?, ?it/s]",
+    event_line(event="start", step=0, steps=2, evals_left=0),
+    event_line(event="phase", phase="generate", step=1, done=0, total=16),
+    event_line(event="step", step=1, steps=2, seconds=3.0, reward=0.5, evals_left=0),
+    "\x1b[36m(CpuRolloutEngine pid=8)\x1b[0m WARNING infoppo reward: 3 of 128 responses timed out",
+    event_line(event="step", step=2, steps=2, seconds=2.0, reward=0.6, evals_left=0),
+]
+
+
+def child(lines: list[str], code: int = 0) -> list[str]:
+    script = f"import sys\nfor line in {lines!r}:\n    print(line, flush=True)\nsys.exit({code})"
+    return [sys.executable, "-c", script]
+
+
+def run_child(log: Path, watcher: Seen, lines: list[str], code: int = 0, verbose: bool = False) -> int:
+    with TrainOutput(log, watcher, verbose) as output:
+        output.begin(["launch", "--flag"], resumed=False)
+        process = subprocess.Popen(
+            child(lines, code), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env({})
+        )
+        code = output.pump(process)
+        output.end(code, "finished" if code == 0 else "failed")
+    return code
+
+
+def test_everything_goes_to_the_log_and_the_terminal_gets_the_steps_and_the_user_s_lines(tmp_path):
+    seen = Seen()
+    log = tmp_path / "train.log"
+    assert run_child(log, seen, CHILD_LINES) == 0
+    text = log.read_text()
+    assert text.startswith("--- infoppo train started ") and "launch --flag" in text.splitlines()[0]
+    assert "Started a local Ray instance." in text and "zero_stage=2" in text  # upstream's output, all of it
+    assert "\x1b[" not in text and MARKER not in text  # no colour codes, no raw events
+    assert "forward:   0%" not in text  # an unfinished bar's drawing is not worth a line
+    assert "step 1/2  reward 0.500  took 3.0s  left ~3.0s" in text and "step 2/2" in text
+    assert re.search(r"--- infoppo train finished \S+ \(exit code 0\)\n$", text)
+    assert seen.lines == [
+        "training started: 2 RL steps in all",
+        "step 1/2  reward 0.500  took 3.0s  left ~3.0s",
+        "(CpuRolloutEngine pid=8) WARNING infoppo reward: 3 of 128 responses timed out",
+        "step 2/2  reward 0.600  took 2.0s",
+    ]
+    assert [event["event"] for event in seen.events] == ["start", "phase", "step", "step"]
+
+
+def test_verbose_shows_every_line_and_a_failure_shows_the_end_of_the_log(tmp_path):
+    verbose = Seen()
+    run_child(tmp_path / "a" / "train.log", verbose, CHILD_LINES, verbose=True)
+    assert any("zero_stage=2" in line for line in verbose.lines)
+    quiet = Seen()
+    lines = ["Traceback (most recent call last):", '  File "x.py", line 1', "RuntimeError: out of memory"]
+    assert run_child(tmp_path / "b" / "train.log", quiet, lines, code=3) == 3
+    assert quiet.lines[0] == f"the last lines of {tmp_path / 'b' / 'train.log'}:"
+    assert quiet.lines[-2:] == [
+        "  RuntimeError: out of memory",
+        "error: training stopped with exit code 3: RuntimeError: out of memory",  # the sweep's reason
+    ]
+
+
+def test_a_resumed_run_appends_to_its_log(tmp_path):
+    log = tmp_path / "train.log"
+    run_child(log, Seen(), ["first"])
+    run_child(log, Seen(), ["second"])
+    text = log.read_text()
+    assert text.index("first") < text.index("second") and text.count("--- infoppo train started") == 2
+
+
+def test_under_a_sweep_the_log_is_standard_output_and_gets_each_line_once(tmp_path, monkeypatch):
+    log = tmp_path / "train.log"
+    log.write_text("=== infoppo sweep: run-a train, attempt 1\n")
+    with open(log, "a", encoding="utf-8") as stdout:  # what the sweep hands `infoppo train`
+        monkeypatch.setattr(sys, "stdout", stdout)
+        seen = Seen()
+        run_child(log, seen, CHILD_LINES)
+    assert seen.lines.count("step 1/2  reward 0.500  took 3.0s  left ~3.0s") == 1  # the watcher writes it
+    assert any("zero_stage=2" in line for line in seen.lines)  # ...and every other line, once
+    assert log.read_text().count("step 1/2") == 0  # nothing written behind the watcher's back
+
+
+def test_no_secret_of_the_launch_s_environment_reaches_the_log(tmp_path):
+    from infoppo_cli.train.output import secret_values
+
+    env = {"WANDB_API_KEY": "sekret-key-1234", "RAY_AUTH_TOKEN": "ab" * 16, "HOME": "/root", "X": ""}
+    secrets = secret_values(env)
+    assert sorted(secrets) == sorted(["sekret-key-1234", "ab" * 16])
+    seen = Seen()
+    with TrainOutput(tmp_path / "train.log", seen, verbose=True, secrets=secrets) as output:
+        output.take(b"wandb: key=sekret-key-1234 token " + b"ab" * 16 + b"\n")
+    text = (tmp_path / "train.log").read_text()
+    assert "sekret" not in text and "ab" * 16 not in text and "key=<redacted>" in text
+    assert seen.lines == ["wandb: key=<redacted> token <redacted>"]
+
+
+def test_the_child_runs_unbuffered_without_ray_s_deduplication_or_bars():
+    env = child_env({"PATH": "/bin"})
+    assert env["PATH"] == "/bin" and env["PYTHONUNBUFFERED"] == "1"
+    assert env["RAY_DEDUP_LOGS"] == "0" and env["TQDM_DISABLE"] == "1"
+
+
+@pytest.mark.slow
+def test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything(tmp_path, task_cache):
+    run = tmp_path / "run"
+    args = ["train", "--preset", "tiny-cpu", "--steps", "3", "--eval-every", "3", "--output-dir", str(run)]
+    done = run_infoppo(*args, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    shown = (done.stdout + done.stderr).splitlines()
+    assert len(shown) <= 150, len(shown)
+    for step in (1, 2, 3):
+        line = next(line for line in shown if line.startswith(f"step {step}/3  "))
+        assert re.search(r"reward -?\d\.\d{3} .* response \d+\.\d tokens  took \S+", line), line
+    assert re.search(r"^step 1/3 .* left ~\S+$", "\n".join(shown), re.M)  # steps and an eval to go
+    assert any(line.startswith("eval at step 3: arithmetic ") for line in shown)
+    assert not any("zero_stage" in line or "Episode [" in line for line in shown)
+    log = (run / "train.log").read_text()
+    assert "namespace(" in log and "Started a local Ray instance" in log  # upstream's driver output
+    assert "(InfoPPOTrainer pid=" in log and "(CpuPolicyModelActor pid=" in log  # Ray's workers'
+    assert "step 3/3  " in log and "eval at step 3: " in log and "(exit code 0)" in log
+    assert MARKER not in log and "\x1b[" not in log
