@@ -23,11 +23,15 @@ def remember(argv: Sequence[str] | None) -> None:
     _given = list(argv) if argv is not None else None
 
 
+PROGRAMS = ({"infoppo"}, {"__main__.py", "infoppo_cli"})
+"""How ``sys.argv[0]`` reads for the console script, and for ``python -m infoppo_cli`` (name, folder)."""
+
+
 def _from_sys_argv() -> list[str] | None:
     program = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if program is None:
         return None
-    if program.name == "infoppo" or (program.name == "__main__.py" and program.parent.name == "infoppo_cli"):
+    if {program.name} in PROGRAMS[:1] or {program.name, program.parent.name} == PROGRAMS[1]:
         return sys.argv[1:]
     return None
 

@@ -72,6 +72,7 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
 
     dry_run, poll_interval = options.pop("dry_run"), options.pop("poll_interval")
     request = SweepRequest(**given_fields(options, SweepRequest))
+    train_args = request.train_args(list(ctx.args))
     slurm = SlurmSettings(**given_fields(options, SlurmSettings, prefix="slurm_"))
     chosen = request.chosen_launcher
     if chosen == "slurm":
@@ -84,8 +85,8 @@ def sweep_command(ctx: typer.Context, kind: str, **options: Any) -> None:
         time=request.time,
         seeds=request.seeds,
         eval_benches=parse_eval_benches(request.eval_bench),
-        extra_train_args=list(ctx.args),
-        train_options=train_options(redact_argv(list(ctx.args))),
+        extra_train_args=train_args,
+        train_options=train_options(redact_argv(train_args)),
         tracking=request.tracking(),
     )
     os.environ.update(secrets_in_argv(list(ctx.args)))  # runs inherit it; commands show <redacted>
@@ -215,7 +216,7 @@ def tracking_line(plan: SweepPlan) -> str:
     mode = f" ({names['wandb_mode']})" if "wandb_mode" in names else ""
     return (
         f"tracking: wandb project {project}{mode}, group {names['wandb_group']}, each run named after its "
-        f"grid point ({names['run_name']}, ...); TensorBoard logs in OUT/RUN/tensorboard/RUN-NAME"
+        f"grid point ({names['run_name']}, ...); TensorBoard: each run's tensorboard/<run name>"
     )
 
 

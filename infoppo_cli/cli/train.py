@@ -161,10 +161,10 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None, ver
     from infoppo_cli.train.run import check_launch, invocation_text, run_training
 
     plan.typed_command = typed_command()
+    check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir")
     if dry_run:
         problems = launch_problems(plan)
     else:
-        check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir")
         checked = check_launch(plan)
     console.print(plan_table(plan))
     if after_plan is not None:

@@ -1,10 +1,12 @@
 """The grader shared by the training reward and evaluation: ``grade(response, gold)``.
 
-:mod:`~infoppo_cli.grading.extract` finds the final answer span, :mod:`~infoppo_cli.grading.verify`
-normalises gold and prediction alike and asks math-verify whether they are equal (its ``POLICY`` table
-lists every decision), and :mod:`~infoppo_cli.grading.pool` grades many responses in worker processes
-with a hard per-response deadline. :mod:`~infoppo_cli.grading.canonical` writes answers one way for
-evaluation's bookkeeping (the stored gold, maj@k's votes).
+:mod:`~infoppo_cli.grading.extract` finds the final answer span (:mod:`~infoppo_cli.grading.parts`
+decides which boxes form one answer), :mod:`~infoppo_cli.grading.normalise` writes gold and prediction
+alike, :mod:`~infoppo_cli.grading.verify` asks math-verify whether they are equal (its ``POLICY`` table
+lists every decision), comparing labelled parts part by part and a rounded decimal gold at its own
+precision (:mod:`~infoppo_cli.grading.rounding`), and :mod:`~infoppo_cli.grading.pool` grades many
+responses in worker processes with a hard per-response deadline. :mod:`~infoppo_cli.grading.canonical`
+writes answers one way for evaluation's bookkeeping (the stored gold, maj@k's votes).
 """
 
 from infoppo_cli.grading.extract import Extraction, extract, extract_answer, final_text

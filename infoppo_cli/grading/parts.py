@@ -43,9 +43,7 @@ _GAP_TOKEN = re.compile(
     r"|(?P<other>\S)"
 )
 _SEPARATOR_WORDS = frozenset({"and", "or"})
-_CONNECTIVE_WORDS = frozenset(
-    {"for", "part", "parts", "the", "is", "are", "answer", "answers", "respectively"}
-)
+_CONNECTIVE_WORDS = frozenset({"for", "part", "parts", "respectively"})
 
 
 def joinable(gap: str) -> bool:

@@ -1,8 +1,9 @@
 """Equivalence: one normaliser for gold and prediction, math-verify's parse and verify, and the policy.
 
-Every answer, gold or predicted, goes through :func:`normalise_answer` before math-verify parses it, and
-data preparation stores golds through it too (``infoppo_cli.data.dapo``), so that both sides of every
-comparison are written the same way. math-verify is called as ``verify(gold, prediction)``, in that order
+Every answer, gold or predicted, goes through :func:`normalise_answer` (from
+:mod:`~infoppo_cli.grading.normalise`) before math-verify parses it, and data preparation stores golds
+through it too (``infoppo_cli.data.dapo``), so that both sides of every comparison are written the same
+way. math-verify is called as ``verify(gold, prediction)``, in that order
 (its argument order matters: see its README).
 """
 
@@ -58,8 +59,8 @@ POLICY: dict[str, str] = {
     "multi-part answers": (
         "Parts labelled (a), (b) … (or (i), (1)), in boxes or in one answer, are compared part by part: in "
         "order when the gold labels its parts (never as math-verify's product a*3*b*5), as a set when the "
-        "gold is an unlabelled list. Parts that are lists themselves, separated by ; or 'and' "
-        "(p=5,q=2;p=7,q=2), are compared as a set of parts."
+        "gold is an unlabelled list; a gold of one part is compared with the last part. Parts that are "
+        "lists themselves, separated by ; or 'and' (p=5,q=2;p=7,q=2), are compared as a set of parts."
     ),
     "matrices": (
         "Matrix environments compare by content: pmatrix, bmatrix, Bmatrix, matrix, smallmatrix, array and "
@@ -295,6 +296,8 @@ def _matches(
             )
         if gold_parts.kind == "labelled":
             return False
+        if len(gold_parts.items) == 1:  # one answer asked for: the last part, as the last box was before
+            return _part_matches(gold, predicted_parts.items[-1], timeout)
     if prediction and equivalent(gold_parsed, prediction, timeout):
         return True
     if prediction and rounded_equal(gold_normalised, gold_parsed, prediction):

@@ -119,8 +119,8 @@ def drop_empty_columns(
 
 
 def cell_text(value: Any) -> str:
-    """A table cell for people: 4 significant digits, '-' for missing, ``NaN``/``inf`` as they are, a
-    value from before its run broke with its step."""
+    """A table cell for people: 4 significant digits (more near 1, :func:`_significant`), '-' for
+    missing, ``NaN``/``inf`` as they are, a value from before its run broke with its step."""
     if value is None:
         return "-"
     if isinstance(value, Stale):
@@ -128,8 +128,19 @@ def cell_text(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
-        return f"{value:.4g}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+        return _significant(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     return str(value)
+
+
+def _significant(value: float) -> str:
+    """4 significant digits, more where that would round a value to 1 that is not 1 (a discount such as
+    Γ_info = 0.99996 must not read as 1)."""
+    text = f"{value:.4g}"
+    digits = 4
+    while text in ("1", "-1") and abs(value) != 1.0 and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def csv_cell(value: Any) -> Any:

@@ -359,7 +359,7 @@ def check_grid_size(values: int, arms: int, seeds: int) -> None:
 
 def long_sweep_warning(plan: SweepPlan, parallel: int) -> str | None:
     """What a sweep will cost when that is many training runs one after another, else None."""
-    runs = len(plan.values) * len(plan.arms) * plan.seeds
+    runs = len(plan.points)
     at_once = max(1, min(parallel, runs))
     rounds = -(-runs // at_once)
     if rounds <= LONG_SWEEP_ROUNDS and runs <= MANY_RUNS:

@@ -4,19 +4,22 @@ every ``--set``) and checked as its launch would be (``train/preflight.py``: the
 directory and its resume state, the in-training benchmarks).
 
 A dry run reports every problem after the grid; a real sweep is refused with the same lines before it
-makes anything. A problem shared by every point checked is told once; one of some points names them.
+makes anything. A problem shared by every point checked is told once; one of some points names them. A
+point that cannot be planned at all (an option its method refuses, missing data) is one ``error:`` line
+at once, as for ``infoppo train``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from infoppo_cli.errors import InfoppoError
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.state import SweepState
 from infoppo_cli.train.builtin_task import BuildProgress
 
+TRAIN_EVAL_OPTION = "--train-eval-bench"
+"""The sweep's option for its runs' in-training benchmarks (its ``--eval-bench`` evaluates after training)."""
 NAMED = 3
 """A problem of some points names this many of them, then counts the rest."""
 
@@ -74,15 +77,11 @@ def check_sweep(
     points = points_to_train(plan, existing, retry_failed)
     for point, resume in points:
         request = replace(plan.train_request(point), resume=resume)
-        try:
-            arm = plan_training(request, strict_data=strict_data, progress=progress)
-        except InfoppoError as exc:
-            found.setdefault(str(exc), []).append(point.name)
-            continue
+        arm = plan_training(request, strict_data=strict_data, progress=progress)  # refused: at once
         data = arm.data_to_prepare
         check.missing_data += [data] if data and data not in check.missing_data else []
         check.warnings += [warning for warning in arm.warnings if warning not in check.warnings]
-        for problem in launch_problems(arm, benches):
+        for problem in launch_problems(arm, benches, eval_option=TRAIN_EVAL_OPTION):
             found.setdefault(problem, []).append(point.name)
     check.problems = [_shown(message, names, len(points)) for message, names in found.items()]
     return check

@@ -74,6 +74,12 @@ class SweepRequest:
         "After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25.",
         default_text="",
     )
+    train_eval_bench: str | None = option(
+        None,
+        "In-training eval of every run (`infoppo train --eval-bench`): benchmarks, NAME=FILE for a local "
+        "copy, none: off.",
+        default_text="train's: aime24,aime25, or the preset's task",
+    )
     retry_failed: bool = option(False, "Run the sweep's failed runs again.", "--retry-failed")
     force_new_grid: bool = option(
         False, "Run another grid in a sweep directory that holds one (adds its runs).", "--force-new-grid"
@@ -110,6 +116,11 @@ class SweepRequest:
             raise UsageError(
                 "--max-parallel needs --address or --launcher slurm: local runs go one after another"
             )
+
+    def train_args(self, passed: list[str]) -> list[str]:
+        """The options every `infoppo train` gets: those passed through, and ``--train-eval-bench``'s."""
+        chosen = self.train_eval_bench
+        return [*passed, *(["--eval-bench", chosen] if chosen is not None else [])]
 
     def tracking(self) -> dict[str, str]:
         """The tracking options given, as ``TrainRequest`` fields (``run_name``: the runs' prefix)."""

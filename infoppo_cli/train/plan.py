@@ -333,7 +333,8 @@ def plan_training(
     flags.update(_cli_flags(req))
     flags.update(tracking_flags(req, out, algo.name, overrides))
     every = req.eval_every or chosen.eval_every
-    evaluation = eval_plan(req.eval_bench, every, req.eval_samples, benches_file=req.benches_file)
+    samples = req.eval_samples or chosen.eval_samples
+    evaluation = eval_plan(req.eval_bench, every, samples, benches_file=req.benches_file)
     evaluation = replace(evaluation, before=req.eval_before)
     flags.update(evaluation.flags(out))
     flags.update(overrides)

@@ -3,8 +3,9 @@
 A real launch stops at the first problem; a dry run shows the whole plan first and then every problem,
 so that one look says everything to fix (``infoppo train --dry-run``, and ``infoppo sweep --dry-run``
 for every grid point). The checks are the launch's own (``train/run.py``): the plan's (a Hub model that
-can be neither downloaded nor found in the cache, ``--wandb-mode online`` without a key), the output
-directory, the resume state, and each in-training benchmark.
+can be neither downloaded nor found in the cache, ``--wandb-mode online`` without a key), the run
+directory's resume state, and each in-training benchmark. Options that cannot be planned at all (a bad
+value, a missing data file, an output path that is no directory) stay one ``error:`` line, at once.
 """
 
 from __future__ import annotations
@@ -27,35 +28,33 @@ def _attempt(problems: list[str], check: Callable[[], Any]) -> None:
         problems.append(str(exc))
 
 
-def _bench_problem(plan: TrainPlan, name: str, file: str | None) -> str | None:
+def _bench_problem(plan: TrainPlan, name: str, file: str | None, option: str) -> str | None:
     from infoppo_cli.train.eval_set import load_eval_problems
 
     assert plan.evaluation is not None
     try:
-        load_eval_problems(replace(plan.evaluation, benches={name: file}))
+        load_eval_problems(replace(plan.evaluation, benches={name: file}), option)
     except InfoppoError as exc:
         return str(exc)
     return None
 
 
-def launch_problems(plan: TrainPlan, benches: BenchResults | None = None) -> list[str]:
+def launch_problems(
+    plan: TrainPlan, benches: BenchResults | None = None, eval_option: str = "--eval-bench"
+) -> list[str]:
     """Every problem that would refuse launching ``plan`` here (see the module), in the order a launch
-    meets them; ``benches`` keeps each benchmark's result across the plans of one sweep."""
-    from infoppo_cli.atomic import check_output_target
+    meets them; ``benches`` keeps each benchmark's result across the plans of one sweep, whose option
+    for the in-training benchmarks is ``eval_option``."""
     from infoppo_cli.train.run import check_resume
 
     problems = list(plan.problems)
-    _attempt(
-        problems,
-        lambda: check_output_target(plan.output_dir, kind="dir", inputs=[plan.data], option="--output-dir"),
-    )
     _attempt(problems, lambda: check_resume(plan))
     evaluation = plan.evaluation
     results = {} if benches is None else benches
     for name, file in (evaluation.benches if evaluation else {}).items():
         key = (name, file, evaluation.benches_file if evaluation else None)
         if key not in results:
-            results[key] = _bench_problem(plan, name, file)
+            results[key] = _bench_problem(plan, name, file, eval_option)
         if results[key] is not None:
             problems.append(str(results[key]))
     return problems

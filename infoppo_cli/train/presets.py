@@ -39,6 +39,8 @@ class Preset:
     method_overrides: dict[str, FlagValues] = field(default_factory=dict)
     source: str = ""
     eval_every: int = DEFAULT_EVERY
+    eval_samples: int | None = None
+    """k of the in-training eval's Mean@k when the preset sets one (else ``eval --samples``'s 16)."""
     device: str = "cuda"
     task: str | None = None
     """A synthetic task built offline (``infoppo_cli/tasks``) that gives the model, the training
@@ -83,6 +85,7 @@ class PresetFile(BaseModel):
     vllm_tensor_parallel: int = Field(ge=1)
     steps: int = Field(ge=1)
     eval_every: int = Field(DEFAULT_EVERY, ge=1)
+    eval_samples: int | None = Field(None, ge=1)
     device: Literal[DEVICES] = "cuda"
     openrlhf: dict[str, Any] = Field(default_factory=dict)
     method_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -423,7 +423,11 @@ ROWS = [
     row(f"{SWEEP} --launcher cloud", 2, "Invalid value for '--launcher'"),
     row(f"{SWEEP} --gamma-typo 1", 2, "train options of the sweep: No such option: --gamma-typo"),
     row(f"{SWEEP} --steps 0", 2, "--steps must be >= 1, got 0"),  # the runs' TrainRequest is checked
-    row(f"{SWEEP} --norm batch", 2, "--norm only applies to a method that uses rho, not ppo"),
+    row(  # the components sweep's first arm is ppo (the gamma sweep's token arm, info-clip, uses rho)
+        "sweep components --dry-run --data good.jsonl --norm batch",
+        2,
+        "--norm only applies to a method that uses rho, not ppo",
+    ),
     row("grade 'Answer: 4' --gold 4 --workers 0", 2, "--workers must be >= 1, got 0"),
     # --- train --replay: a manifest that parses but has the wrong shape names the file and the field ---
     row(
@@ -571,7 +575,7 @@ ROWS = [
     row(f"{SWEEP} --set no.such.flag=1", 2, "OpenRLHF 0.11.2 has no flag --no.such.flag"),
     # --- sweep: a dry run before `data prep` previews; a real sweep without data, absurd grids and a
     # sweep.json of the wrong shape are refused before anything runs (SLURM: tests/sweep/test_slurm.py)
-    row("sweep gamma --dry-run", 0, ""),
+    row("sweep gamma --dry-run --train-eval-bench none", 0, ""),
     row("sweep gamma", 2, "data file data/dapo-math-17k.jsonl not found"),
     row(f"{SWEEP} --seeds 1000000", 2, "--seeds 1000000 asks for more than 100 seeds of every grid point"),
     row(f"{SWEEP} --seeds 101", 2, "--seeds 101 asks for more than 100 seeds"),

@@ -89,7 +89,7 @@ def test_unknown_bench_lists_the_valid_names():
 
 
 def test_resolve_bench_names():
-    assert resolve_bench_names("all") == [name for name in BENCH_NAMES if name != "arithmetic"]
+    assert resolve_bench_names("all") == [name for name in BENCH_NAMES if name not in ("arithmetic", "chain")]
     assert resolve_bench_names("aime24, aime25,aime24") == ["aime24", "aime25"]
     with pytest.raises(UsageError, match="unknown benchmark 'gsm8k'"):
         resolve_bench_names("aime24,gsm8k")
@@ -296,7 +296,7 @@ def test_unknown_bench_on_the_command_line_is_one_line_and_exit_2():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: unknown benchmark 'aime23'; choose from: amc23, aime24, aime25, aime26, beyondaime, "
-        "math500, arithmetic (or 'all'), or give a local file as NAME=FILE"
+        "math500, arithmetic, chain (or 'all'), or give a local file as NAME=FILE"
     ]
 
 

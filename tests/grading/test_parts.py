@@ -28,6 +28,7 @@ from infoppo_cli.grading.parts import LABEL, Parts, joinable, label_run, split_p
         (". No wait: the answer is ", False),
         (", which gives ", False),
         (" then ", False),
+        (", and the answer is ", False),  # a sentence, not a connective
         (" \\Rightarrow ", False),
         (", 2, ", False),  # a number outside the boxes
         (",\n\n", False),  # a blank line ends the statement

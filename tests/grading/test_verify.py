@@ -227,6 +227,7 @@ POLICY_CASES = {
         ("For part (a): \\boxed{12}. For part (b): \\boxed{7}.", "7, 12", True),  # an unlabelled gold: a set
         ("(i) \\boxed{2} (ii) \\boxed{\\frac{1}{2}}", "(i) 2 (ii) 0.5", True),
         ("(a) \\boxed{3} (b) \\boxed{5}", "3", False),
+        ("(1) so $x = \\boxed{3}$. (2) Hence $\\boxed{42}$", "42", True),  # one answer: the last part
         ("\\boxed{p=7,q=2;p=5,q=2}", "p = 5, q = 2 \\quad \\text{and} \\quad p = 7, q = 2", True),
         ("\\boxed{p=5,q=3;p=7,q=2}", "p = 5, q = 2 \\quad \\text{and} \\quad p = 7, q = 2", False),
     ],

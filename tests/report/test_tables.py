@@ -35,6 +35,9 @@ from infoppo_cli.report.tables import (
         (Stale(0.45, 2.0), "0.45 (step 2)", "0.45"),
         ("infoppo", "infoppo", "infoppo"),
         (3, "3", "3"),
+        (0.99996, "0.99996", "0.99996"),  # a discount just below 1 never reads as 1
+        (0.9999999, "0.9999999", "0.9999999"),
+        (1.0, "1", "1.0"),
     ],
 )
 def test_a_cell_shows_what_was_logged(value, text: str, csv_text: str) -> None:

@@ -1,6 +1,9 @@
 """A stand-in for the ``infoppo`` program in sweep tests: it records its calls, writes what train and eval
 would (manifest, metrics, final/, eval metrics) and can be told to sleep, hold, fail (with a given message
-and last line) or reject."""
+and last line) or reject.
+
+Its ``manifest.json`` is train's own (``infoppo_cli.train.run.manifest`` of the plan its command line
+gives, planned as ``train --dry-run`` plans): a sweep checks a run it resumes against it, as train does."""
 
 from __future__ import annotations
 
@@ -20,22 +23,38 @@ with open(config["calls"], "a") as log:
 def opt(name):
     return args[args.index(name) + 1] if name in args else None
 
+def train_manifest(status):  # what `infoppo train` writes for this command line, planned as its dry run
+    from infoppo_cli.cli.sweep import train_options
+    from infoppo_cli.train.plan import plan_training
+    from infoppo_cli.train.request import TrainRequest
+    from infoppo_cli.train.run import manifest
+
+    plan = plan_training(TrainRequest(**train_options(args[1:])), strict_data=False)
+    return manifest(plan, status)
+
+def save_manifest(record, **changes):
+    from infoppo_cli.rundir import RunDir, write_manifest
+
+    write_manifest(RunDir(out), {**record, **changes})
+
 if args[0] == "train":
+    if config.get("reject"):  # train's parser: refused before anything is written
+        print("error: no such option: --bogus", file=sys.stderr)
+        sys.exit(2)
     out = Path(opt("--output-dir"))
     if "--resume" not in args and (out / "manifest.json").exists():
         print("error: already holds a run; pass --resume", file=sys.stderr)
         sys.exit(2)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "manifest.json").write_text(json.dumps({"config": {"method": opt("--method")}}))
+    record = train_manifest("running")
+    save_manifest(record)
     print(f"stand-in training {out.name}", flush=True)
     (out / "pid").write_text(str(os.getpid()))
     time.sleep(config.get("sleep", 0))
     while config.get("hold") and not Path(config["hold"]).exists():  # until the test releases it
         time.sleep(0.05)
-    if config.get("reject"):
-        print("error: no such option: --bogus", file=sys.stderr)
-        sys.exit(2)
     if any(token in out.name for token in config.get("fail", [])):
+        save_manifest(record, status="failed", exit_code=1)
         print(config.get("fail_message", "stand-in failure"), file=sys.stderr, flush=True)
         print(config.get("fail_after", ""), flush=True)  # e.g. a Ray worker's last words
         sys.exit(1)
@@ -43,6 +62,7 @@ if args[0] == "train":
         for step in (1, 2, 3):
             metrics.write(json.dumps({"step": step, "reward_mean": float(opt("--gamma") or 1) * step}) + "\n")
     (out / "final").mkdir(exist_ok=True)
+    save_manifest(record, status="finished", exit_code=0)
 elif args[0] == "eval":
     if not Path(opt("--model")).is_dir():
         print("error: missing model", file=sys.stderr)

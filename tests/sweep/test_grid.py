@@ -275,12 +275,12 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
     write_prompts(tmp_path / "train.jsonl")
     result = run_infoppo(
         "sweep", "lambda", "--values", "0.9,0.95", "--eval-bench", "aime25", "--out", str(out),
-        "--dry-run", "--data", "train.jsonl", cwd=tmp_path,
+        "--dry-run", "--data", "train.jsonl", "--train-eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     plan = build_plan(
         "lambda", preset="qwen3-4b", out_dir=out, values=["0.9,0.95"], eval_benches=("aime25",),
-        extra_train_args=["--data", "train.jsonl"],
+        extra_train_args=["--data", "train.jsonl", "--eval-bench", "none"],
     )  # fmt: skip
     for point in plan.points:
         row = next(line for line in result.stdout.splitlines() if f" {point.name} " in line)
@@ -296,7 +296,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
     result = run_infoppo(
         "sweep", "norm", "--values", "batch", "--address", "http://head:8265", "--max-parallel", "3",
         "--out", str(tmp_path / "n"), "--dry-run", "--data", str(write_prompts(tmp_path / "p.jsonl")),
-        cwd=tmp_path,
+        "--train-eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "as Ray jobs on http://head:8265, at most 3 at once" in result.stdout

@@ -43,6 +43,7 @@ def sweep_cli(stand_in: StandIn, out: Path, *extra: str, **popen) -> subprocess.
     argv = [sys.executable, "-m", "infoppo_cli", "sweep", "gamma", "--values", "0.999,0.99"]
     prompts = write_prompts(out.parent / "prompts.jsonl")
     argv += ["--out", str(out), "--poll-interval", "0.05", "--data", str(prompts), *extra]
+    argv += ["--train-eval-bench", "none"]  # the AIME sets are not cached on a test machine
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
@@ -280,6 +281,17 @@ def test_a_sweep_directory_moved_between_runs_resumes_where_it_now_is(
 
 RAY_CLUSTER = r"""
 import json, sys, ray
+from ray._private import parameter
+
+# Jobs are submitted through the job agent's HTTP port. Ray's default, 52365, is taken while another Ray
+# runs on this machine (an `infoppo train`'s embedded one), and the agent then serves no jobs ("No
+# available agent to submit job"); 0 picks a free one. ray.init has no option for it (`ray start` has).
+class FreeAgentPort(parameter.RayParams):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("dashboard_agent_listen_port", 0)
+        super().__init__(*args, **kwargs)
+
+parameter.RayParams = FreeAgentPort
 ctx = ray.init(num_cpus=1, include_dashboard=True, dashboard_host="127.0.0.1",
                dashboard_port=int(sys.argv[1]), log_to_driver=False)
 print(json.dumps({"dashboard": "http://" + ctx.dashboard_url}), flush=True)

@@ -77,6 +77,7 @@ def slurm_sweep(
     prompts = write_prompts(out.parent / "p.jsonl")
     argv += ["--out", str(out), "--poll-interval", "0.1", "--data", str(prompts)]
     argv += ["--launcher", "slurm", "--slurm-gpus-per-node", "0", *extra]
+    argv += ["--train-eval-bench", "none"]  # the AIME sets are not cached on a test machine
     return subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out.parent
     )

@@ -182,3 +182,24 @@ def test_another_grid_without_recorded_settings_is_named_by_its_runs(tmp_path: P
     open_sweep(make_plan(tmp_path), command=[], settings={})
     with pytest.raises(UsageError, match="runs gamma-0.99-info-seed1, gamma-0.99-token-seed1 -> -"):
         open_sweep(make_plan(tmp_path, values=["0.999"]), command=[], settings={})
+
+
+def test_new_tracking_names_resume_the_same_runs(tmp_path: Path) -> None:
+    """A sweep started before its runs were named for tracking (or renamed since) is the same experiment:
+    done runs stay done with the command they ran; a failed one retries under the new names."""
+    plan = make_plan(tmp_path)
+    state, _ = open_plan(plan)
+    done, failed = plan.points[0].name, plan.points[1].name
+    for run in state.runs:  # as recorded before: no --wandb-group, no --run-name
+        train = run.phase("train")
+        cut = train.command.index("--wandb-group")
+        train.command = train.command[:cut] + train.command[cut + 4 :]
+    state.save()
+    finish(state, done, 0)
+    finish(state, failed, 1)
+    renamed = make_plan(tmp_path, tracking={"wandb_project": "lab", "run_name": "v2"})
+    resumed, summary = open_plan(renamed, retry_failed=True)
+    assert summary.done == (done,) and summary.failed_retried == (failed,)
+    assert "--run-name" not in resumed.run(done).phase("train").command  # what it ran
+    retry = resumed.run(failed).phase("train").command
+    assert retry[retry.index("--run-name") + 1] == f"v2-{failed}" and "lab" in retry

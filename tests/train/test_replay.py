@@ -77,7 +77,8 @@ def test_cli_replay_dry_run(recorded_run, monkeypatch):
     assert "no differences from" not in result.output  # the output directory differs
     assert "--infotime.method info-clip" in result.output and "--infotime.rl_steps" in result.output
     in_place = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])
-    assert isinstance(in_place.exception, UsageError) and "already holds a run" in str(in_place.exception)
+    plan, _, error = in_place.output.partition("error: ")  # after the plan, as every dry run's problem
+    assert in_place.exit_code == 2 and "OpenRLHF invocation:" in plan and "already holds a run" in error
     changed = runner.invoke(
         app, ["train", "--replay", str(out), "--dry-run", *again, "--set", "rollout.temperature=0.9"]
     )
