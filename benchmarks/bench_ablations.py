@@ -23,6 +23,7 @@ Usage: python benchmarks/bench_ablations.py [--seeds 3] [--budget-minutes 150] [
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -66,32 +67,41 @@ def infoppo(*args: str) -> None:
 
 
 def run_stages(out: Path, seeds: int, budget_s: float) -> list[str]:
-    """Run the stages that fit; returns the directories of those that ran."""
-    started, runs_done, ran = time.monotonic(), 0, []
+    """Run the stages that fit; returns the directories of those that ran (or had run before)."""
+    started, ran = time.monotonic(), []
     for stage in STAGES:
         left = budget_s - (time.monotonic() - started)
-        per_run = (time.monotonic() - started) / runs_done if runs_done else None
-        chosen = seeds if not ran else _seeds_that_fit(stage, seeds, per_run, left)
+        directory = out / stage.directory
+        chosen = seeds if not ran else _seeds_that_fit(stage, seeds, directory, _seconds_per_run(out), left)
         if chosen == 0:
-            print(
-                f"\n== skipped: {stage.name} ({stage.runs_per_seed} runs per seed do not fit in "
-                f"{left / 60:.0f} min)"
-            )
+            fits = f"{stage.runs_per_seed} runs per seed do not fit in {left / 60:.0f} min"
+            print(f"\n== skipped: {stage.name} ({fits})")
             continue
         print(f"\n== {stage.name}: {stage.runs_per_seed * chosen} runs ({chosen} seed(s))", flush=True)
-        directory = out / stage.directory
         infoppo("sweep", *stage.sweep, "--preset", PRESET, "--seeds", str(chosen), "--out", str(directory),
                 "--retry-failed", *TRAIN_ARGS)  # fmt: skip
-        runs_done += stage.runs_per_seed * chosen
         ran.append(str(directory))
     return ran
 
 
-def _seeds_that_fit(stage: Stage, seeds: int, per_run: float | None, left: float) -> int:
-    if per_run is None:
-        return seeds
+def _done_runs(directory: Path) -> list[dict]:
+    try:
+        runs = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [run for run in runs if run.get("status") == "done" and run.get("duration_s")]
+
+
+def _seconds_per_run(out: Path) -> float:
+    """The mean wall time of the runs done so far, in every stage (a resumed benchmark counts them too)."""
+    durations = [run["duration_s"] for stage in STAGES for run in _done_runs(out / stage.directory)]
+    return statistics.fmean(durations) if durations else 0.0
+
+
+def _seeds_that_fit(stage: Stage, seeds: int, directory: Path, per_run: float, left: float) -> int:
+    done = len(_done_runs(directory))
     for count in (seeds, 1):
-        if stage.runs_per_seed * count * per_run <= left:
+        if max(0, stage.runs_per_seed * count - done) * per_run <= left:
             return count
     return 0
 

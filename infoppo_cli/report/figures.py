@@ -204,7 +204,7 @@ def curve_figure(
         axes = figure.subplots(1, len(panels), squeeze=False)[0]
         for ax, (ylabel, curves) in zip(axes, panels, strict=True):
             for curve in curves:
-                _draw_curve(ax, curve, colors[curve.color_key], styles[curve.arm])
+                _draw_curve(ax, curve, colors[curve.color_key], styles[curve.arm], _bounds(ylabel))
             _show_every_step(ax, [step for curve in curves for step in curve.steps])
             ax.set_xlabel(xlabel)
             set_step_ticks(ax, [step for curve in curves for step in curve.steps])  # an eval's at its steps
@@ -236,11 +236,27 @@ def _show_every_step(ax: Any, steps: Sequence[float]) -> None:
         ax.set_xlim(low - pad, high + pad)
 
 
+def _clamped(values: Sequence[float], bounds: tuple[float, float] | None) -> list[float]:
+    """:func:`_finite_or_nan`, then cut to ``bounds`` (NaN left as NaN)."""
+    finite = _finite_or_nan(values)
+    if bounds is None:
+        return finite
+    return [min(max(value, bounds[0]), bounds[1]) if math.isfinite(value) else value for value in finite]
+
+
 def _finite_at(values: Sequence[float], index: int) -> bool:
     return 0 <= index < len(values) and math.isfinite(values[index])
 
 
-def _draw_curve(ax: Any, curve: Curve, color: Any, style: str) -> None:
+def _bounds(ylabel: str) -> tuple[float, float] | None:
+    """The range a panel's values can take: a percentage's band (few seeds give wide t intervals) is
+    cut at 0 and 100 instead of promising accuracies no run can have."""
+    return (0.0, 100.0) if ylabel.endswith("(%)") else None
+
+
+def _draw_curve(
+    ax: Any, curve: Curve, color: Any, style: str, bounds: tuple[float, float] | None = None
+) -> None:
     mean = _finite_or_nan(curve.mean)
     ax.plot(curve.steps, mean, style, color=color, label=curve.label)
     lone = [
@@ -251,7 +267,7 @@ def _draw_curve(ax: Any, curve: Curve, color: Any, style: str) -> None:
     if lone:  # a finite value between gaps draws no line segment: show it as a point
         ax.plot([curve.steps[i] for i in lone], [mean[i] for i in lone], "o", color=color, markersize=2)
     if curve.seeds > 1:
-        low, high = _finite_or_nan(curve.low), _finite_or_nan(curve.high)
+        low, high = _clamped(curve.low, bounds), _clamped(curve.high, bounds)
         ax.fill_between(curve.steps, low, high, color=color, alpha=0.2, linewidth=0)
     for step in curve.breaks:
         ax.axvline(step, color=color, linestyle=":", linewidth=0.9)

@@ -148,3 +148,11 @@ def test_infinities_are_not_drawn_and_a_lone_finite_value_is_a_point() -> None:
     assert np.isnan(line.get_ydata()[0]) and np.isnan(line.get_ydata()[2])
     points = [line for line in ax.get_lines() if line.get_marker() == "o"]
     assert len(points) == 1 and list(points[0].get_ydata()) == [0.3]
+
+
+def test_an_accuracy_band_stays_between_0_and_100_while_other_bands_do_not() -> None:
+    wide = Curve("few seeds", "info", "a", 3, [0.0, 10.0], [50.0, 95.0], [60.0, 20.0])
+    for ylabel, expected in (("chain accuracy (%)", (0.0, 100.0)), ("reward", (-10.0, 115.0))):
+        ax = curve_figure("Accuracy", [(ylabel, [wide])]).get_axes()[0]
+        band = ax.collections[0].get_paths()[0].vertices
+        assert (band[:, 1].min(), band[:, 1].max()) == pytest.approx(expected)
