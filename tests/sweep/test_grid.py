@@ -300,7 +300,8 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "as Ray jobs on http://head:8265, at most 3 at once" in result.stdout
-    assert "--norm batch --seed 1 --output-dir" in result.stdout and "p.jsonl --eval-bench none --address auto" in result.stdout
+    assert "--norm batch --seed 1 --output-dir" in result.stdout
+    assert "p.jsonl --eval-bench none --address auto" in result.stdout
 
 
 @pytest.mark.parametrize(
