@@ -30,8 +30,8 @@ console = FittingConsole()
 err_console = FittingConsole(stderr=True)
 
 
-def progress_bar(transient: bool = False) -> Progress:
-    """A Rich progress bar (description, bar, done/total, elapsed, remaining) on stderr."""
+def progress_bar(transient: bool = False, console: Console | None = None) -> Progress:
+    """A Rich progress bar (description, bar, done/total, elapsed, remaining) on ``console`` (stderr)."""
     return Progress(
         SpinnerColumn(),
         TextColumn("[progress.description]{task.description}"),
@@ -39,7 +39,7 @@ def progress_bar(transient: bool = False) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=err_console,
+        console=console or err_console,
         transient=transient,
     )
 

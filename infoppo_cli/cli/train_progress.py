@@ -9,18 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress, TaskID
 
-from infoppo_cli.cli.console import console
+from infoppo_cli.cli.console import console, progress_bar
 from infoppo_cli.train.progress import duration_text
 
 STARTING = "starting Ray and loading the models"
@@ -60,16 +51,7 @@ class TrainDisplay:
         self._task: TaskID | None = None
         self._phase: tuple[Any, Any] | None = None
         if console.is_terminal:  # a log file or a pipe gets the lines only
-            self._bar = Progress(
-                SpinnerColumn(),
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=console,
-                transient=True,
-            )
+            self._bar = progress_bar(transient=True, console=console)
 
     def __enter__(self) -> TrainDisplay:
         if self._bar is not None:
