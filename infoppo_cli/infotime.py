@@ -1,9 +1,9 @@
-"""Information-time PPO: the paper's mathematics as pure torch functions.
+"""Information-time PPO: InfoPPO's mathematics as pure torch functions.
 
 Nothing here imports OpenRLHF, Ray or vLLM, so verl, TRL or a notebook can use it as is.
 Tensors are ``(batch, T)`` with a 0/1 ``mask`` of valid response tokens (right- or left-padded).
 
-Notation (InfoPPO paper):
+Notation (InfoPPO's):
 
 * ``H_t``   next-token entropy of the old policy at position t (nats).
 * ``rho_t`` information density, ``H_t`` normalised into [0, 1] (Eq. "information time").
@@ -16,14 +16,10 @@ Notation (InfoPPO paper):
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import torch
 
 Tensor = torch.Tensor
-
-NormMode = Literal["global", "batch", "sentence"]
-NORM_MODES: tuple[str, ...] = ("global", "batch", "sentence")
 
 # The scan works in float64 log-space chunks of _SCAN_CHUNK positions. A per-token log-decay is
 # floored at _MIN_LOG_DECAY (a decay below 4e-18 counts as 4e-18), so exp(+-sum) over one chunk
@@ -120,44 +116,48 @@ def token_entropy(logits: torch.Tensor, chunk_size: int = 256) -> torch.Tensor:
     return out.reshape(logits.shape[:-1])
 
 
-def information_density(
-    entropy: torch.Tensor,
-    mask: torch.Tensor,
-    mode: NormMode = "batch",
-    vocab_size: int | None = None,
-    max_entropy: float | None = None,
-) -> torch.Tensor:
-    """Information density ``rho`` in [0, 1] from entropies (InfoPPO, "information time" normalisation).
-
-    * ``global``:   ``H / ln(vocab_size)`` (the largest entropy a V-way softmax can have);
-    * ``batch``:    ``H / max H`` over all valid tokens of the batch (the paper's default);
-    * ``sentence``: ``H / max H`` over the valid tokens of that row.
-
-    ``max_entropy`` replaces the batch maximum when the rollout batch is split over several tensors.
-    A zero maximum yields ``rho = 0`` (never NaN); positions where ``mask`` is 0 are 0.
-    """
+def _checked_entropy(entropy: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Entropies as float with invalid positions 0, and the validity mask; non-finite valid values are
+    refused, rounding's tiny negatives (``-1e-7`` for a one-hot distribution) become 0."""
     _check_same_shape(entropy=entropy, mask=mask)
-    if mode not in NORM_MODES:
-        raise ValueError(f"unknown normalisation mode {mode!r}; choose one of {', '.join(NORM_MODES)}")
     valid = mask.bool()
-    h = entropy.float().masked_fill(~valid, 0.0)
     bad = valid & ~torch.isfinite(entropy)
     if bad.any():
         kind = "NaN" if torch.isnan(entropy[bad]).any() else "infinite"
         raise ValueError(f"entropy has {kind} values at {int(bad.sum())} valid positions")
-    if (h < 0).any():
-        h = h.clamp(min=0.0)  # rounding can give -1e-7 for a one-hot distribution
-    if mode == "global":
-        if vocab_size is None or vocab_size < 2:
-            raise ValueError(f"global normalisation needs vocab_size >= 2, got {vocab_size}")
-        scale = torch.tensor(math.log(vocab_size))
-    elif mode == "batch":
-        scale = torch.tensor(float(max_entropy)) if max_entropy is not None else h.max()
-    else:
-        scale = h.amax(dim=-1, keepdim=True)
+    return entropy.float().masked_fill(~valid, 0.0).clamp(min=0.0), valid
+
+
+def _scaled(h: torch.Tensor, valid: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """``h / scale`` in [0, 1]; a zero scale yields rho = 0 (never NaN); invalid positions are 0."""
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))
     rho = torch.where(scale > 0, h / safe, torch.zeros_like(h))
     return rho.clamp(0.0, 1.0).masked_fill(~valid, 0.0)
+
+
+def density_by_vocabulary(entropy: torch.Tensor, mask: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """Information density ``rho = H / ln(vocab_size)`` (InfoPPO's ``global`` normalisation of the
+    information-time definition): the largest entropy a V-way softmax can have is ``ln V``."""
+    h, valid = _checked_entropy(entropy, mask)
+    if vocab_size is None or vocab_size < 2:
+        raise ValueError(f"global normalisation needs vocab_size >= 2, got {vocab_size}")
+    return _scaled(h, valid, torch.tensor(math.log(vocab_size)))
+
+
+def density_by_batch(entropy: torch.Tensor, mask: torch.Tensor, max_entropy: float | None) -> torch.Tensor:
+    """Information density ``rho = H / max H`` over every valid token of the rollout batch (InfoPPO's
+    ``batch`` normalisation). ``max_entropy`` is that maximum when the batch is split over several
+    tensors (:func:`masked_max_entropy` of each, combined with ``max``); ``None``: this tensor's own."""
+    h, valid = _checked_entropy(entropy, mask)
+    scale = h.max() if max_entropy is None else torch.tensor(float(max_entropy))
+    return _scaled(h, valid, scale)
+
+
+def density_by_response(entropy: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Information density ``rho = H / max H`` over the valid tokens of each row, one response
+    (InfoPPO's ``sentence`` normalisation)."""
+    h, valid = _checked_entropy(entropy, mask)
+    return _scaled(h, valid, h.amax(dim=-1, keepdim=True))
 
 
 def masked_max_entropy(entropy: torch.Tensor, mask: torch.Tensor) -> float:
@@ -279,7 +279,7 @@ def token_discount(mask: torch.Tensor, gamma: float) -> torch.Tensor:
 
 
 def adaptive_clip_bounds(
-    rho: torch.Tensor, eps_low: float = 10.0, eps_high: float = 20.0
+    rho: torch.Tensor, eps_low: float, eps_high: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token ratio bounds (InfoPPO adaptive clipping), detached.
 
@@ -297,8 +297,8 @@ def info_clip_policy_loss(
     advantages: torch.Tensor,
     rho: torch.Tensor,
     mask: torch.Tensor,
-    eps_low: float = 10.0,
-    eps_high: float = 20.0,
+    eps_low: float,
+    eps_high: float,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """PPO surrogate with adaptive, per-token clipping (InfoPPO clipped objective).
 
@@ -350,7 +350,7 @@ def clip_statistics(
 
 
 @torch.no_grad()
-def high_entropy_mask(entropy: torch.Tensor, mask: torch.Tensor, top_frac: float = 0.2) -> torch.Tensor:
+def high_entropy_mask(entropy: torch.Tensor, mask: torch.Tensor, top_frac: float) -> torch.Tensor:
     """Bool mask of the ``ceil(top_frac * N)`` highest-entropy tokens among the N valid ones.
 
     The DAPO-FT baseline ("Beyond the 80/20 Rule"): the policy-gradient loss keeps only these tokens.

@@ -73,6 +73,14 @@ def flags_of(field: dataclasses.Field[Any]) -> tuple[str, ...]:
     return tuple(spelling for name in flag_names(field) for spelling in name.split("/"))
 
 
+def flag_of(settings_cls: type, name: str, value: Any = None) -> str:
+    """How the option of the field ``name`` is written: its first flag (``--lambda``), ``--no-x`` for a
+    switch given as ``False`` (for a message about it)."""
+    field = next(field for field in dataclasses.fields(settings_cls) if field.name == name)
+    on, _, off = flag_names(field)[0].partition("/")
+    return off if value is False and off else on
+
+
 def option_fields(settings_cls: type) -> dict[str, str]:
     """``{flag: field name}`` for every spelling of every declared option of ``settings_cls``."""
     return {
@@ -86,6 +94,98 @@ def option_fields(settings_cls: type) -> dict[str, str]:
 def identity_fields(settings_cls: type) -> tuple[str, ...]:
     """The fields declared with ``identity=True``, in order."""
     return tuple(f.name for f in dataclasses.fields(settings_cls) if f.metadata.get("identity"))
+
+
+def benches_file_option() -> Any:
+    """``--benches-file``, declared once for every command that reads the user's benchmarks (train's
+    ``--eval-bench``, eval's ``--bench``; ``infoppo benches`` and ``report`` take it too)."""
+    return option(
+        None,
+        "A TOML file of your own benchmarks, in the format of evaluation/benchmarks.toml: more names for "
+        "eval --bench and train --eval-bench.",
+        default_text="",
+    )
+
+
+def grading_workers_option() -> Any:
+    """``--workers``, declared once for every command that grades (eval's, grade's)."""
+    return option(None, "Grading processes.", default_text="one per core")
+
+
+# --------------------------------------------------------------------------- command lines of settings
+
+
+def _is_switch(hints: Mapping[str, Any], field: dataclasses.Field[Any]) -> bool:
+    return unwrap_optional(hints[field.name]) is bool
+
+
+def fields_argv(settings_cls: type, values: Mapping[str, Any]) -> list[str]:
+    """The command-line options that give ``values`` (field name -> value) to ``settings_cls``, in the
+    order its fields are declared: ``--name VALUE`` (a float as ``repr`` writes it, exactly), a list as
+    the option repeated, a switch as ``--x`` or ``--no-x``. What the command line would not set is left
+    out: ``None``, an empty list, a switch at its default. :func:`parse_fields` reads it back, as the
+    command itself does."""
+    argv: list[str] = []
+    hints = typing.get_type_hints(settings_cls)
+    for field in dataclasses.fields(settings_cls):
+        value = values.get(field.name)
+        if declaration(field) is None or value is None or (isinstance(value, list | tuple) and not value):
+            continue
+        on, _, off = flag_names(field)[0].partition("/")
+        if _is_switch(hints, field):
+            if value != field.default:
+                argv.append(on if value else off)
+            continue
+        for item in value if isinstance(value, list | tuple) else [value]:
+            argv += [on, repr(item) if isinstance(item, float) else str(item)]
+    return argv
+
+
+def settings_argv(settings: Any) -> list[str]:
+    """:func:`fields_argv` of every field of the settings object ``settings``."""
+    values = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
+    return fields_argv(type(settings), values)
+
+
+def parse_fields(settings_cls: type, argv: Sequence[str]) -> dict[str, Any]:
+    """The fields that the options ``argv`` give (``--name VALUE``, ``--name=VALUE``, any declared
+    spelling), converted to their fields' types: the inverse of :func:`fields_argv`. An option that is
+    not declared, or a value of the wrong type, is a :class:`UsageError`."""
+    spellings = {
+        spelling: field
+        for field in dataclasses.fields(settings_cls)
+        if declaration(field) is not None
+        for spelling in flags_of(field)
+    }
+    hints = typing.get_type_hints(settings_cls)
+    given: dict[str, Any] = {}
+    tokens = iter(argv)
+    for token in tokens:
+        flag, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+        field = spellings.get(flag)
+        if field is None:
+            raise UsageError(f"no such option: {flag}" if flag.startswith("-") else f"unexpected {token!r}")
+        if _is_switch(hints, field):
+            given[field.name] = not any(flag == name.partition("/")[2] for name in flag_names(field))
+            continue
+        text = inline if equals else next(tokens, None)
+        if text is None:
+            raise UsageError(f"{flag} needs a value")
+        kind = unwrap_optional(hints[field.name])
+        if typing.get_origin(kind) is list:
+            given.setdefault(field.name, []).append(_converted(typing.get_args(kind)[0], text, flag))
+        else:
+            given[field.name] = _converted(kind, text, flag)
+    return given
+
+
+def _converted(kind: Any, text: str, flag: str) -> Any:
+    """``text`` as a value of ``kind`` (int, float, a path; else the text), as the option ``flag``."""
+    try:
+        return kind(text) if kind in (int, float, Path) else text
+    except ValueError:
+        expected = "an integer" if kind is int else "a number"
+        raise UsageError(f"{flag} takes {expected}, got {text!r}") from None
 
 
 # --------------------------------------------------------------------------- data files

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from infoppo_cli.infotime import (
     adaptive_clip_bounds,
+    density_by_batch,
+    density_by_response,
+    density_by_vocabulary,
     high_entropy_mask,
     info_clip_policy_loss,
     info_discount,
     info_time_gae,
     info_time_gae_loop,
-    information_density,
     masked_max_entropy,
     token_discount,
     token_entropy,
@@ -263,13 +265,13 @@ def test_entropy_builds_no_graph():
 def test_density_modes():
     entropy = torch.tensor([[1.0, 2.0, 4.0], [0.5, 1.0, 9.0]])
     mask = torch.tensor([[1, 1, 1], [1, 1, 0]]).float()
-    batch = information_density(entropy, mask, "batch")
+    batch = density_by_batch(entropy, mask, None)
     assert torch.allclose(batch, torch.tensor([[0.25, 0.5, 1.0], [0.125, 0.25, 0.0]]))
-    sentence = information_density(entropy, mask, "sentence")
+    sentence = density_by_response(entropy, mask)
     assert torch.allclose(sentence, torch.tensor([[0.25, 0.5, 1.0], [0.5, 1.0, 0.0]]))
-    glob = information_density(entropy, mask, "global", vocab_size=100)
+    glob = density_by_vocabulary(entropy, mask, vocab_size=100)
     assert torch.allclose(glob, (entropy / math.log(100)).clamp(max=1) * mask)
-    shared = information_density(entropy, mask, "batch", max_entropy=8.0)
+    shared = density_by_batch(entropy, mask, max_entropy=8.0)
     assert torch.allclose(shared, entropy * mask / 8.0)
     assert masked_max_entropy(entropy, mask) == 4.0
 
@@ -277,23 +279,21 @@ def test_density_modes():
 def test_density_zero_maximum_gives_zero_not_nan():
     entropy = torch.zeros(2, 4)
     mask = torch.tensor([[1, 1, 0, 0], [0, 0, 0, 0]]).float()
-    for mode in ("batch", "sentence"):
-        rho = information_density(entropy, mask, mode)
+    for rho in (density_by_batch(entropy, mask, None), density_by_response(entropy, mask)):
         assert torch.equal(rho, torch.zeros(2, 4))
 
 
 def test_density_rejects_bad_input():
     mask = torch.ones(1, 3)
-    with pytest.raises(ValueError, match="NaN"):
-        information_density(torch.tensor([[1.0, float("nan"), 2.0]]), mask)
-    with pytest.raises(ValueError, match="infinite"):
-        information_density(torch.tensor([[1.0, float("inf"), 2.0]]), mask)
-    with pytest.raises(ValueError, match="unknown normalisation mode"):
-        information_density(torch.ones(1, 3), mask, "token")
+    for density in (density_by_response, lambda h, m: density_by_batch(h, m, None)):
+        with pytest.raises(ValueError, match="NaN"):
+            density(torch.tensor([[1.0, float("nan"), 2.0]]), mask)
+        with pytest.raises(ValueError, match="infinite"):
+            density(torch.tensor([[1.0, float("inf"), 2.0]]), mask)
     with pytest.raises(ValueError, match="vocab_size"):
-        information_density(torch.ones(1, 3), mask, "global")
+        density_by_vocabulary(torch.ones(1, 3), mask, None)
     # garbage on padding is ignored
-    rho = information_density(torch.tensor([[1.0, 2.0, float("nan")]]), torch.tensor([[1.0, 1.0, 0.0]]))
+    rho = density_by_batch(torch.tensor([[1.0, 2.0, float("nan")]]), torch.tensor([[1.0, 1.0, 0.0]]), None)
     assert torch.equal(rho, torch.tensor([[0.5, 1.0, 0.0]]))
 
 
@@ -303,8 +303,7 @@ def test_density_is_in_unit_interval(batch, width, seed):
     g = torch.Generator().manual_seed(seed)
     entropy = torch.rand(batch, width, generator=g) * 12
     mask = (torch.rand(batch, width, generator=g) > 0.3).float()
-    for mode in ("batch", "sentence"):
-        rho = information_density(entropy, mask, mode)
+    for rho in (density_by_batch(entropy, mask, None), density_by_response(entropy, mask)):
         assert torch.all((rho >= 0) & (rho <= 1)) and torch.all(rho[mask == 0] == 0)
         if mask.any():
             assert float(rho.max()) == pytest.approx(1.0)
@@ -324,10 +323,10 @@ def test_clip_bounds_formula():
 
 def test_clip_bounds_are_detached_and_checked():
     rho = torch.rand(3, requires_grad=True)
-    lower, upper = adaptive_clip_bounds(rho)
+    lower, upper = adaptive_clip_bounds(rho, 10.0, 20.0)
     assert not lower.requires_grad and not upper.requires_grad
     with pytest.raises(ValueError, match="eps_low"):
-        adaptive_clip_bounds(rho, eps_low=-1.0)
+        adaptive_clip_bounds(rho, eps_low=-1.0, eps_high=20.0)
 
 
 def loss_inputs(seed=10, batch=3, width=12):
@@ -386,7 +385,7 @@ def test_gradients_reach_only_log_probs_and_vanish_where_clipped():
 
 def test_rho_zero_freezes_the_ratio():
     new, old, adv, _, mask = loss_inputs(seed=13)
-    loss, stats = info_clip_policy_loss(new, old, adv.abs(), torch.zeros_like(adv), mask)
+    loss, stats = info_clip_policy_loss(new, old, adv.abs(), torch.zeros_like(adv), mask, 10.0, 20.0)
     assert stats["clip_upper_mean"] == 1.0 and stats["clip_lower_mean"] == 1.0
 
 
@@ -400,7 +399,7 @@ def test_high_entropy_mask_picks_the_top_fraction_of_valid_tokens():
     assert keep.dtype == torch.bool
     assert keep.tolist() == [[False, True, False, False], [True, False, False, False]]
     assert high_entropy_mask(entropy, mask, top_frac=1.0).tolist() == mask.bool().tolist()
-    assert not high_entropy_mask(entropy, torch.zeros_like(mask)).any()
+    assert not high_entropy_mask(entropy, torch.zeros_like(mask), 0.2).any()
 
 
 @settings(max_examples=40, deadline=None)

@@ -90,7 +90,7 @@ def test_the_gpu_commands_plan(tmp_path):
         if args[:2] == ["data", "prep"]:
             args += ["--source", str(source)]
         elif args[0] in ("train", "sweep"):  # in-training eval off: the AIME sets are not cached here
-            args += ["--dry-run", "--eval-bench" if args[0] == "train" else "--train-eval-bench", "none"]
+            args += ["--dry-run", "--eval-bench", "none"]
         done = run_infoppo(*args, cwd=tmp_path, timeout=300)
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
         assert "Traceback" not in done.stderr

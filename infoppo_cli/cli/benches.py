@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from infoppo_cli.cli.console import console
 from infoppo_cli.cli.eval import bench_table
-
-BenchesFileOption = Annotated[
-    str | None,
-    typer.Option(
-        "--benches-file",
-        help="A TOML file of your own benchmarks, in the format of evaluation/benchmarks.toml.",
-        show_default=False,
-    ),
-]
+from infoppo_cli.cli.options import BenchesFileOption
 
 
 def benches_command(benches_file: BenchesFileOption = None) -> None:

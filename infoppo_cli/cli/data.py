@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from infoppo_cli.cli.console import console, progress_bar
+from infoppo_cli.cli.options import output_option
 from infoppo_cli.data.dapo import DEFAULT_OUT, LANGS, MALFORMED_REASONS, PrepSummary, prepare_dapo
 from infoppo_cli.data.sources import DATASETS
 from infoppo_cli.data.templates import TEMPLATES
@@ -15,22 +16,40 @@ from infoppo_cli.data.templates import TEMPLATES
 app = typer.Typer(help="Prepare training data.", no_args_is_help=True)
 
 
-@app.command("prep")
-def prep_command(
-    dataset: str = typer.Argument(..., help=f"Dataset to prepare: {', '.join(DATASETS)}."),
-    source: str = typer.Option(
-        None,
+DatasetArgument = Annotated[str, typer.Argument(help=f"Dataset to prepare: {', '.join(DATASETS)}.")]
+SourceOption = Annotated[
+    str | None,
+    typer.Option(
         "--source",
         help="Hugging Face id or local .parquet/.jsonl/.json file.",
         show_default=DATASETS["dapo-math-17k"],
     ),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", "-o", help="Output JSONL file (written atomically)."),
-    template: str = typer.Option("dapo", "--template", help=f"Prompt template: {', '.join(TEMPLATES)}."),
-    lang: str = typer.Option("all", "--lang", help=f"Keep problems in: {', '.join(LANGS)} (zh = has CJK)."),
-    limit: int = typer.Option(None, "--limit", help="Stop after writing this many rows.", show_default=False),
-    strict: bool = typer.Option(
-        False, "--strict", help="Stop at the first malformed row (rows count from 1) instead of skipping it."
+]
+OutFileOption = output_option(f"Output JSONL file, written atomically (default: {DEFAULT_OUT}).")
+TemplateOption = Annotated[str, typer.Option("--template", help=f"Prompt template: {', '.join(TEMPLATES)}.")]
+LangOption = Annotated[
+    str, typer.Option("--lang", help=f"Keep problems in: {', '.join(LANGS)} (zh = has CJK).")
+]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", help="Stop after writing this many rows.", show_default=False)
+]
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Stop at the first malformed row (rows count from 1) instead of skipping it."
     ),
+]
+
+
+@app.command("prep")
+def prep_command(
+    dataset: DatasetArgument,
+    source: SourceOption = None,
+    out: OutFileOption = DEFAULT_OUT,
+    template: TemplateOption = "dapo",
+    lang: LangOption = "all",
+    limit: LimitOption = None,
+    strict: StrictOption = False,
 ) -> None:
     """Deduplicate DAPO-Math-17K, apply a prompt template and write {id, prompt, label, source, lang} rows."""
     # The bar starts with the first batch, so a bad option or a missing file prints only its error line.

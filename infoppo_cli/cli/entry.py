@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -31,12 +31,13 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+VersionOption = Annotated[
+    bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+]
+
+
 @app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
+def _root(version: VersionOption = False) -> None:
     """Train, evaluate and sweep InfoPPO."""
 
 
@@ -47,7 +48,7 @@ app.command("presets")(train.presets_command)
 app.command("eval")(evaluate.eval_command)
 app.command("benches")(benches.benches_command)
 app.command("inspect")(inspect.inspect_command)
-app.command("sweep", context_settings=sweep.CONTEXT_SETTINGS)(sweep.sweep_command)
+app.command("sweep")(sweep.sweep_command)
 app.command("report")(report.report_command)
 app.command("grade")(grade.grade_command)
 

@@ -12,20 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from infoppo_cli.cli.options import option_parameter, settings_options, with_parameters
+from infoppo_cli.cli.options import DryRunOption, output_option, with_settings
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.settings import EvalSettings
 
-OutDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--out",
-        "-o",
-        help="Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
-        "RUN/final of an `infoppo train` run, else evals/<model>)",
-        show_default=False,
-    ),
-]
+OutDirOption = output_option(
+    "Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
+    "RUN/final of an `infoppo train` run, else evals/<model>)"
+)
 ResumeOption = Annotated[
     bool,
     typer.Option(
@@ -37,30 +31,20 @@ ResumeOption = Annotated[
 ListBenchesOption = Annotated[
     bool, typer.Option("--list-benches", help="List the benchmark registry and exit.")
 ]
-DryRunOption = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="Print the benchmarks, samples, backend, engines and expected generation volume; generate "
-        "nothing.",
-    ),
-]
-
-_PARAMETERS = [
-    *settings_options(EvalSettings),
-    option_parameter("out", OutDirOption),
-    option_parameter("resume", ResumeOption, False),
-    option_parameter("list_benches", ListBenchesOption, False),
-    option_parameter("dry_run", DryRunOption, False),
-]
 
 
-@with_parameters(_PARAMETERS)
-def eval_command(**options: Any) -> None:
-    """Evaluate a model on the math benchmarks: mean@k (paper's Score), its SE, pass@k, maj@k, length."""
+@with_settings(EvalSettings)
+def eval_command(
+    out: OutDirOption = None,
+    resume: ResumeOption = False,
+    list_benches: ListBenchesOption = False,
+    dry_run: DryRunOption = False,
+    **options: Any,
+) -> None:
+    """Evaluate a model on the math benchmarks: mean@k (InfoPPO's Score), its SE, pass@k, maj@k, length."""
     from infoppo_cli.cli.console import console
 
-    if options.pop("list_benches"):
+    if list_benches:
         console.print(bench_table(options["benches_file"]))
         return
 
@@ -69,7 +53,6 @@ def eval_command(**options: Any) -> None:
     from infoppo_cli.eval.run import run_evaluation
     from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
-    out, resume, dry_run = options.pop("out"), options.pop("resume"), options.pop("dry_run")
     model, responses = options["model"], options["responses"]
     if out is None:
         if model is None and responses is None:
@@ -186,7 +169,7 @@ def _percent(rate: float | None) -> str:
 
 
 def render_table(metrics: Mapping[str, Any]) -> Any:
-    """A Rich table in the paper's shape (Score and Len. per bench, then the Average row)."""
+    """A Rich table shaped as InfoPPO's results tables (Score and Len. per bench, then the Average row)."""
     from rich.table import Table
 
     k = metrics["average"]["k"]
@@ -218,8 +201,8 @@ def render_table(metrics: Mapping[str, Any]) -> Any:
 def print_report(metrics: Mapping[str, Any], out_dir: Path) -> None:
     """Print the results table and where the files are."""
     from infoppo_cli.cli.console import console
-    from infoppo_cli.eval.outputs import METRICS_FILE
     from infoppo_cli.eval.sample_store import SAMPLES_FILE
+    from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
     console.print(render_table(metrics))
     timeouts = metrics["average"].get("timeouts") or 0

@@ -6,7 +6,6 @@ rendering is here.
 
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -15,9 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
-from infoppo_cli.cli.options import given_fields, settings_options, with_parameters
+from infoppo_cli.cli.options import given_fields, with_settings
 from infoppo_cli.errors import UsageError
-from infoppo_cli.schema import option
+from infoppo_cli.schema import grading_workers_option, option
 
 _RULES = {"box": "last \\boxed{}", "line": "last Answer: line", "phrase": '"final answer is"'}
 
@@ -38,7 +37,7 @@ class GradeOptions:
         default_text="every case",
     )
     as_json: bool = option(False, "Print JSON for scripts instead of tables.", "--json")
-    workers: int | None = option(None, "Grading processes.", default_text="one per core")
+    workers: int | None = grading_workers_option()
 
     def __post_init__(self) -> None:
         if self.workers is not None and self.workers < 1:
@@ -61,22 +60,15 @@ ResponseArgument = Annotated[
 ]
 
 
-@with_parameters(
-    [
-        inspect.Parameter(
-            "response", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=ResponseArgument
-        ),
-        *settings_options(GradeOptions),
-    ]
-)
-def grade_command(**options: Any) -> None:
+@with_settings(GradeOptions)
+def grade_command(response: ResponseArgument = None, **options: Any) -> None:
     """Show how a response is graded: the answer span found, how gold and answer were read, the verdict.
 
     Exit status, like cmp: 0 if the response is correct, 1 if not (wrong, no answer), 2 for bad input.
 
     With --file: 0 once every sample is graded.
     """
-    asked = GradeOptions(**given_fields(options, GradeOptions))
+    asked = GradeOptions(response=response, **given_fields(options, GradeOptions))
     if asked.file is not None:
         _grade_file(asked.file, asked.only, asked.as_json, asked.workers)
         return

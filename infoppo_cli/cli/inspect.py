@@ -4,41 +4,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from infoppo_cli.cli.options import given_fields, option_parameter, settings_options, with_parameters
+from infoppo_cli.cli.options import given_fields, output_option, with_settings
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings
 
-OutOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--out",
-        "-o",
-        help="Output directory (default: inspect-<file stem> beside the responses file).",
-        show_default=False,
-    ),
-]
+OutOption = output_option("Output directory (default: inspect-<file stem> beside the responses file).")
 
 
-@with_parameters(
-    [
-        *settings_options(InspectSettings),
-        *settings_options(ClockSettings),
-        option_parameter("out", OutOption),
-    ]
-)
-def inspect_command(**options: Any) -> None:
+@with_settings(InspectSettings, ClockSettings)
+def inspect_command(out: OutOption = None, **options: Any) -> None:
     """See the information clock of a model on real responses: per-token entropy, rho, Gamma_info and clip
-    bounds (tokens.parquet, index.html), the paper's Figure 2 tokens, and the drift against --compare."""
+    bounds (tokens.parquet, index.html), InfoPPO's Figure 2 tokens, and the drift against --compare."""
     from infoppo_cli.atomic import check_output_target, refuse_inside_inputs
     from infoppo_cli.cli.console import StageProgress, say
     from infoppo_cli.inspect.responses import eval_template
     from infoppo_cli.inspect.run import default_out_dir, run_inspect
     from infoppo_cli.inspect.settings import method_clock
 
-    out = options.pop("out")
     asked = given_fields(options, InspectSettings)
     responses = Path(asked["responses"])
     asked["responses"] = str(responses)

@@ -4,38 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from infoppo_cli.cli.benches import BenchesFileOption
-from infoppo_cli.cli.options import unset_option
+from infoppo_cli.cli.options import BenchesFileOption, output_option
 
-
-def report_command(
-    dirs: list[Path] = typer.Argument(
-        ...,
-        metavar="DIR",
-        help="Run directories, eval output directories, sweep directories or folders of runs.",
+DirsArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="DIR", help="Run directories, eval output directories, sweep directories or folders of runs."
     ),
-    out: Path = unset_option(
-        "--out",
-        help="Where the figures, tables and report.md go (default: DIR/report for one DIR, else ./report).",
-    ),
-    formats: str = unset_option(
+]
+ReportOutOption = output_option(
+    "Where the figures, tables and report.md go (default: DIR/report for one DIR, else ./report)."
+)
+FormatsOption = Annotated[
+    str | None,
+    typer.Option(
         "--format",
         help="Figure formats, comma-separated among png (300 dpi), pdf, svg (default: png,pdf,svg).",
+        show_default=False,
     ),
-    benches_file: BenchesFileOption = None,
-    x_axis: str = typer.Option(
-        "steps",
+]
+XAxisOption = Annotated[
+    str,
+    typer.Option(
         "--x",
         help="What the figures over training are drawn against: steps (RL steps) or responses (responses "
         "generated, dropped groups included: methods that generate more per step, as DAPO, on one "
         "compute axis).",
     ),
+]
+
+
+def report_command(
+    dirs: DirsArgument,
+    out: ReportOutOption = None,
+    formats: FormatsOption = None,
+    benches_file: BenchesFileOption = None,
+    x_axis: XAxisOption = "steps",
 ) -> None:
-    """Draw the paper's figures (accuracy over steps, length, entropy, rho, Gamma_info, clip bounds; final
+    """Draw InfoPPO's figures (accuracy over steps, length, entropy, rho, Gamma_info, clip bounds; final
     accuracy per grid point), print a table of final metrics and write it as CSV and Markdown, hparams.csv,
     TensorBoard HParams summaries, and report.md embedding every figure with its caption."""
     from infoppo_cli.atomic import check_output_target

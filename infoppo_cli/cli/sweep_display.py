@@ -10,9 +10,12 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from infoppo_cli.cli.console import console, progress_bar
-from infoppo_cli.sweep.grid import KINDS, RAY_JOB_TRAIN_ARGS, SweepPlan
-from infoppo_cli.sweep.state import PhaseRecord, RunRecord, SweepState
+from infoppo_cli.cli.console import console, progress_bar, say
+from infoppo_cli.sweep.grid import KINDS, SweepPlan
+from infoppo_cli.sweep.launcher import as_launched
+from infoppo_cli.sweep.preflight import SweepCheck, dry_run_notes
+from infoppo_cli.sweep.state import PhaseRecord, ResumeSummary, RunRecord, SweepState
+from infoppo_cli.train.request import DEFAULT_WANDB_PROJECT, train_argv
 
 _STATUS_STYLE = {"pending": "dim", "running": "cyan", "done": "green", "failed": "red"}
 
@@ -58,21 +61,60 @@ def plan_table(plan: SweepPlan, state: SweepState | None = None) -> Table:
 
 
 def command_lines(plan: SweepPlan, in_ray_job: bool = False) -> list[str]:
-    """Every command the sweep would run, in order, as shell-quoted lines."""
+    """Every command the sweep would run, in order, as shell-quoted lines (a train phase's as it would
+    start: inside a Ray job, joining the job's cluster)."""
     lines = []
     for point in plan.points:
         for phase, command in plan.phases(point):
-            extra = list(RAY_JOB_TRAIN_ARGS) if in_ray_job and phase == "train" else []
-            lines.append(shlex.join([*command, *extra]))
+            if phase == "train":
+                command = train_argv(
+                    as_launched(plan.train_request(point), resume=False, in_ray_job=in_ray_job)
+                )
+            lines.append(shlex.join(command))
     return lines
 
 
-def print_dry_run(plan: SweepPlan, state: SweepState | None, where: str, in_ray_job: bool) -> None:
-    """Print the grid table and every command line (``--dry-run``)."""
+def tracking_line(plan: SweepPlan) -> str:
+    """How the sweep's runs are named in wandb and TensorBoard (one line of the dry run)."""
+    first = plan.train_request(plan.points[0])
+    project = first.wandb_project or DEFAULT_WANDB_PROJECT
+    mode = f" ({first.wandb_mode})" if first.wandb_mode else ""
+    return (
+        f"tracking: wandb project {project}{mode}, group {first.wandb_group}, each run named after its "
+        f"grid point ({first.run_name}, ...); TensorBoard: each run's tensorboard/<run name>"
+    )
+
+
+def print_dry_run(
+    plan: SweepPlan, state: SweepState | None, where: str, launcher: str, check: SweepCheck
+) -> None:
+    """``--dry-run``: the grid table, every command line, how the runs are named, then the plans'
+    warnings and what a real run would meet (its problems are the caller's to report)."""
     console.print(plan_table(plan, state))
     console.print(f"Runs would go {where}; output in {plan.out_dir}", highlight=False)
-    for line in command_lines(plan, in_ray_job):
+    for line in command_lines(plan, in_ray_job=launcher != "local"):
         console.print(line, highlight=False, soft_wrap=True, markup=False)
+    console.print(tracking_line(plan), highlight=False, soft_wrap=True, markup=False)
+    for warning in check.warnings:
+        say("warning", warning, to=console)
+    for note in dry_run_notes(check, launcher, state):
+        say("note", note, to=console)
+
+
+def resume_line(resumed: ResumeSummary) -> str:
+    """What resuming found: ``resuming: 3 done (skipped), 1 failed, retrying, 2 new``."""
+    parts = [f"resuming: {len(resumed.done)} done (skipped)"]
+    if resumed.moved_from:
+        parts[0] = f"resuming (moved from {resumed.moved_from}): {len(resumed.done)} done (skipped)"
+    if resumed.running:
+        parts.append(f"{len(resumed.running)} were running")
+    if resumed.failed_retried:
+        parts.append(f"{len(resumed.failed_retried)} failed, retrying")
+    if resumed.failed_kept:
+        parts.append(f"{len(resumed.failed_kept)} failed, kept (use --retry-failed)")
+    if resumed.added:
+        parts.append(f"{len(resumed.added)} new")
+    return ", ".join(parts)
 
 
 def _duration(seconds: float | None) -> str:
@@ -148,6 +190,15 @@ class ProgressReporter:
 
     def end(self) -> None:
         self._progress.stop()
+
+
+def print_left_running(state: SweepState) -> None:
+    """After Ctrl-C: the runs that keep running (Ray or SLURM jobs), which the next sweep re-attaches to."""
+    left = [run.name for run in state.runs if run.status == "running"]
+    if left:
+        console.print(
+            f"{len(left)} job(s) keep running ({', '.join(left)}); re-run to re-attach", highlight=False
+        )
 
 
 def summary_table(state: SweepState, names: list[str]) -> Table:

@@ -9,14 +9,9 @@ from rich.console import Group
 from rich.table import Table
 
 from infoppo_cli.cli.console import StageProgress, console, say
-from infoppo_cli.cli.options import (
-    given_fields,
-    given_flag,
-    option_parameter,
-    settings_options,
-    with_parameters,
-)
-from infoppo_cli.train.request import PREPARE_DATA, TrainRequest
+from infoppo_cli.cli.options import DryRunOption, MethodsFileOption, given_fields, with_settings
+from infoppo_cli.schema import flag_of
+from infoppo_cli.train.request import PREPARE_DATA, TRACKING_FIELDS, TrainRequest
 
 if TYPE_CHECKING:
     from infoppo_cli.train.plan import TrainPlan
@@ -75,20 +70,11 @@ PresetFilesOption = Annotated[
 ]
 
 
-@with_parameters(
-    [
-        option_parameter("preset_files", PresetFilesOption),
-        *(option for option in settings_options(TrainRequest) if option.name == "methods_file"),
-    ]
-)
-def presets_command(**options: Any) -> None:
+def presets_command(preset_files: PresetFilesOption = None, methods_file: MethodsFileOption = None) -> None:
     """List the model presets and training methods, with the file each comes from."""
-    console.print(presets_table(list(options["preset_files"] or []), options["methods_file"]))
+    console.print(presets_table(list(preset_files or []), methods_file))
 
 
-DryRunOption = Annotated[
-    bool, typer.Option("--dry-run", help="Print the plan and the OpenRLHF command; run nothing.")
-]
 VerboseOption = Annotated[
     bool,
     typer.Option(
@@ -107,28 +93,22 @@ ReplayOption = Annotated[
         show_default=False,
     ),
 ]
-TRACKING_FIELDS = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
-"""The request options that name the run in wandb and TensorBoard (not part of the plan's identity)."""
 REPLAY_TAKES = ("overrides", "output_dir", "resume", "steps", *TRACKING_FIELDS)
 """The request options ``--replay`` takes; the plan's others come from the run's manifest."""
 
 
-@with_parameters(
-    [
-        *settings_options(TrainRequest),
-        option_parameter("dry_run", DryRunOption, False),
-        option_parameter("verbose", VerboseOption, False),
-        option_parameter("list_presets", ListPresetsOption, False),
-        option_parameter("replay", ReplayOption),
-    ]
-)
-def train_command(**options: Any) -> None:
+@with_settings(TrainRequest)
+def train_command(
+    dry_run: DryRunOption = False,
+    verbose: VerboseOption = False,
+    list_presets: ListPresetsOption = False,
+    replay: ReplayOption = None,
+    **options: Any,
+) -> None:
     """Train with InfoPPO (or a baseline) on OpenRLHF's Ray PPO trainer."""
     from infoppo_cli.errors import UsageError
     from infoppo_cli.train.plan import plan_training
 
-    dry_run, list_presets, replay = options.pop("dry_run"), options.pop("list_presets"), options.pop("replay")
-    verbose = options.pop("verbose")
     given = given_fields(options, TrainRequest)
     if list_presets:
         console.print(
@@ -138,7 +118,7 @@ def train_command(**options: Any) -> None:
     if replay:
         refused = [name for name in given if name not in REPLAY_TAKES]
         if refused:
-            flag = given_flag(TrainRequest, refused[0], given[refused[0]])
+            flag = flag_of(TrainRequest, refused[0], given[refused[0]])
             raise UsageError(f"--replay takes its plan from the run; use --set instead of {flag}")
         _replay(replay, given, dry_run, verbose)
         return

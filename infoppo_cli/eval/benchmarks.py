@@ -29,9 +29,9 @@ from infoppo_cli.eval.registry import (  # re-exported: the names every command 
     resolve_bench_names,
     spec_for,
 )
-from infoppo_cli.eval.text import valid_text
-from infoppo_cli.grading.canonical import normalise_gold
+from infoppo_cli.grading.normalise import normalise_gold
 from infoppo_cli.records import iter_jsonl
+from infoppo_cli.records.text import valid_text
 
 __all__ = [
     "BENCH_NAMES",
@@ -86,7 +86,7 @@ def load_bench(
     """Load benchmark ``name`` from the Hugging Face Hub, or from ``data_file`` (jsonl/parquet/csv/json).
 
     ``name`` is a registry benchmark (with ``benches_file``'s entries), or any name when ``data_file`` is
-    given. Gold answers go through :func:`~infoppo_cli.grading.canonical.normalise_gold`; repeated
+    given. Gold answers go through :func:`~infoppo_cli.grading.normalise.normalise_gold`; repeated
     problems (DAPO's AIME file repeats each 32×) are kept once. An empty problem or answer raises
     :class:`UsageError`; a problem count other than the registry's prints a loud warning, since the
     scores are then not comparable.

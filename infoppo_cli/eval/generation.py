@@ -27,7 +27,6 @@ from typing import Any, Protocol
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 
 BACKENDS: tuple[str, ...] = ("vllm", "hf")
-FINISH_REASONS: tuple[str, ...] = ("stop", "length")
 
 HF_BATCH_SIZE = 32
 """Sequences per ``generate()`` call in the transformers backend."""
@@ -124,33 +123,6 @@ def sample_seed(seed: int, key: str, sample: int) -> int:
 def prompt_token_ids(tokenizer: Any, prompt: str) -> list[int]:
     """Token ids of an already templated prompt (special tokens come from the template itself)."""
     return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-
-
-def stop_token_ids(tokenizer: Any, generation_config: Any = None) -> set[int]:
-    """End-of-sequence ids: the tokenizer's eos plus any listed in the model's generation config."""
-    ids: set[int] = set()
-    for source in (
-        getattr(tokenizer, "eos_token_id", None),
-        getattr(generation_config, "eos_token_id", None),
-    ):
-        if isinstance(source, int):
-            ids.add(source)
-        elif source is not None:
-            ids.update(int(i) for i in source)
-    if not ids:
-        raise UsageError("the tokenizer defines no end-of-sequence token, so generation could never stop")
-    return ids
-
-
-def trim_at_stop(token_ids: Sequence[int], stop_ids: set[int]) -> tuple[list[int], str]:
-    """Cut generated ids after the first stop token (kept, as vLLM keeps it) and say why it ended.
-
-    Everything after the first stop token is padding from batched generation.
-    """
-    for position, token in enumerate(token_ids):
-        if token in stop_ids:
-            return list(token_ids[: position + 1]), "stop"
-    return list(token_ids), "length"
 
 
 def cuda_available() -> bool:

@@ -1,15 +1,16 @@
 """The Hugging Face transformers generation backend: CPU or a single GPU, small models.
 
-Every sample is drawn with its own seeded generator (:class:`PerSampleSampler`), so a sample's text
-depends on the run seed, its problem and its index only, never on the batch it lands in: a resumed
-run with another ``--batch-size``, or one sharded across engines, draws the same samples.
+Every sample is drawn with its own seeded random stream (the transformers sampler's per-row streams,
+:mod:`infoppo_cli.data.sampler`), so a sample's text depends on the run seed, its problem and its index
+only, never on the batch it lands in: a resumed run with another ``--batch-size``, or one sharded across
+engines, draws the same samples.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from infoppo_cli.data.sampler import Sampled, Sampling, pad_token_id, sample_batch, stop_token_ids
 from infoppo_cli.data.templates import build_prompt
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import (
@@ -20,44 +21,8 @@ from infoppo_cli.eval.generation import (
     load_tokenizer,
     prompt_token_ids,
     sample_seed,
-    stop_token_ids,
-    trim_at_stop,
 )
 from infoppo_cli.eval.hub import loading
-
-
-class PerSampleSampler:
-    """A logits processor that samples each row with its own ``torch.Generator`` and returns logits
-    that leave exactly that token (``generate`` then decodes greedily, so it picks it).
-
-    Temperature and top-p are applied with transformers' own warpers first, so the distribution is
-    the one ``do_sample=True`` would sample from; only the random stream differs (one per sample).
-    """
-
-    def __init__(self, seeds: Sequence[int], sampling: SamplingSettings, device: Any) -> None:
-        import torch
-        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
-
-        self.generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
-        warpers = []
-        if sampling.temperature != 1.0:
-            warpers.append(TemperatureLogitsWarper(sampling.temperature))
-        if sampling.top_p < 1.0:
-            warpers.append(TopPLogitsWarper(top_p=sampling.top_p))
-        self.warpers = LogitsProcessorList(warpers)
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-
-        probabilities = torch.softmax(self.warpers(input_ids, scores).float(), dim=-1)
-        chosen = torch.cat(
-            [
-                torch.multinomial(row, 1, generator=generator)
-                for row, generator in zip(probabilities, self.generators, strict=True)
-            ]
-        )
-        only_chosen = torch.full_like(scores, float("-inf"))
-        return only_chosen.scatter_(1, chosen.unsqueeze(1), 0.0)
 
 
 class HFBackend:
@@ -83,70 +48,34 @@ class HFBackend:
             )
         self.model.to(self.device).eval()
         self.stop_ids = stop_token_ids(self.tokenizer, self.model.generation_config)
-        pad = self.tokenizer.pad_token_id
-        self.pad_id = pad if pad is not None else min(self.stop_ids)
+        self.pad_id = pad_token_id(self.tokenizer, self.stop_ids)
 
     def format_prompt(self, problem: str, template: str) -> str:
         return build_prompt(self.tokenizer, problem, template)
 
-    def generation_config(self, sampling: SamplingSettings) -> Any:
-        """An explicit ``GenerationConfig``: only the given settings shape the distribution (no top-k,
-        no repetition penalty, whatever the checkpoint's defaults say). Decoding is greedy over the
-        logits :class:`PerSampleSampler` leaves, which is sampling at ``sampling``'s temperature/top-p."""
-        from transformers import GenerationConfig
-
-        return GenerationConfig(
-            do_sample=False,
-            temperature=None,
-            top_p=None,
-            top_k=None,
-            typical_p=1.0,
-            repetition_penalty=1.0,
-            no_repeat_ngram_size=0,
-            max_new_tokens=sampling.max_tokens,
-            eos_token_id=sorted(self.stop_ids),
-            pad_token_id=self.pad_id,
+    def sampling(self, settings: SamplingSettings, seeds: Sequence[int]) -> Sampling:
+        """The sampler's settings for one batch of samples, each drawn from its own seed's stream."""
+        return Sampling(
+            max_new_tokens=settings.max_tokens,
+            stop_ids=frozenset(self.stop_ids),
+            pad_id=self.pad_id,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            seeds=tuple(seeds),
         )
 
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: SamplingSettings
     ) -> Iterator[list[Completion]]:
-        import torch
-        from transformers import LogitsProcessorList
-
         rows = [(request, sample) for request in requests for sample in request.sample_indices]
         token_ids = {request.key: prompt_token_ids(self.tokenizer, request.prompt) for request in requests}
-        config = self.generation_config(sampling)
         for start in range(0, len(rows), self.batch_size):
             batch = rows[start : start + self.batch_size]
-            processors = LogitsProcessorList()
-            if sampling.temperature > 0:
-                seeds = [sample_seed(r.seed, r.key, s) for r, s in batch]
-                processors.append(PerSampleSampler(seeds, sampling, self.device))
-            input_ids, attention_mask = self._left_padded([token_ids[r.key] for r, _ in batch])
-            with torch.no_grad():
-                output = self.model.generate(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    generation_config=config,
-                    logits_processor=processors,
-                )
-            generated = output[:, input_ids.shape[1] :].tolist()
-            yield [self._completion(r, s, ids) for (r, s), ids in zip(batch, generated, strict=True)]
+            seeds = [sample_seed(r.seed, r.key, s) for r, s in batch]
+            prompts = [token_ids[r.key] for r, _ in batch]
+            drawn = sample_batch(self.model, prompts, self.sampling(sampling, seeds), self.device)
+            yield [self._completion(r, s, one) for (r, s), one in zip(batch, drawn, strict=True)]
 
-    def _left_padded(self, prompts: list[list[int]]) -> tuple[Any, Any]:
-        import torch
-
-        width = max(len(ids) for ids in prompts)
-        input_ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, ids in enumerate(prompts):
-            if ids:
-                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
-                attention_mask[row, width - len(ids) :] = 1
-        return input_ids.to(self.device), attention_mask.to(self.device)
-
-    def _completion(self, request: GenerationRequest, sample: int, ids: list[int]) -> Completion:
-        kept, finish_reason = trim_at_stop(ids, self.stop_ids)
-        text = self.tokenizer.decode(kept, skip_special_tokens=True)
-        return Completion(request.key, sample, text, len(kept), finish_reason)
+    def _completion(self, request: GenerationRequest, sample: int, drawn: Sampled) -> Completion:
+        text = self.tokenizer.decode(drawn.token_ids, skip_special_tokens=True)
+        return Completion(request.key, sample, text, len(drawn.token_ids), drawn.finish_reason)

@@ -12,10 +12,14 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.run_state import EvalRun
 from infoppo_cli.eval.sample_store import SampleRecord
 from infoppo_cli.eval.statistics import GradedSample, average_metrics, bench_metrics, per_problem_accuracy
-from infoppo_cli.eval.text import write_json
 from infoppo_cli.records import utc_timestamp
-from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
-from infoppo_cli.rundir import run_of_model, write_model_card
+from infoppo_cli.rundir import (
+    UnreadableEvalMetrics,
+    read_eval_metrics,
+    run_of_model,
+    write_eval_metrics,
+    write_model_card,
+)
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +29,7 @@ def write_outputs(run: EvalRun) -> dict[str, Any]:
     from infoppo_cli.eval.details import write_details
 
     metrics = compute_metrics(run)
-    write_json(run.out_dir / METRICS_FILE, metrics)
+    write_eval_metrics(run.out_dir, metrics)
     write_details(run.out_dir, selected_records(run), run.problems, metrics)
     owner = run_of_model(run.settings.model) if run.settings.model else None
     evaluates_final = owner is not None and Path(run.settings.model).resolve() == owner.final.resolve()
@@ -98,15 +102,13 @@ def compute_metrics(run: EvalRun) -> dict[str, Any]:
 def _carried_metrics(run: EvalRun) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The previous ``metrics.json`` entries (statistics, per-problem accuracy, data) of the carried
     benchmarks; those it lacks (an earlier run stopped before its metrics) are named in a note."""
-    import json
-
     if not run.carried:
         return {}, {}, {}
     try:
-        previous = json.loads((run.out_dir / METRICS_FILE).read_text(encoding="utf-8"))
+        previous = read_eval_metrics(run.out_dir) or {"benches": {}}
         old_benches, old_per_problem = previous["benches"], previous.get("per_problem", {})
         old_data = previous.get("settings", {}).get("data", {})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (UnreadableEvalMetrics, AttributeError):
         old_benches, old_per_problem, old_data = {}, {}, {}
     benches, per_problem, data = {}, {}, {}
     for bench in run.carried:

@@ -12,8 +12,8 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.sample_store import SampleRecord
-from infoppo_cli.eval.text import valid_text
 from infoppo_cli.records import JsonlLine, iter_jsonl
+from infoppo_cli.records.text import valid_text
 
 
 @dataclass(frozen=True)

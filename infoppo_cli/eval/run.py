@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import Completion, GenerationRequest
 from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, saved_sources
@@ -29,7 +30,7 @@ from infoppo_cli.eval.responses import Response, grade_responses, prompt_sha, re
 from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
 from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible, read_config
-from infoppo_cli.eval.text import write_json
+from infoppo_cli.records.text import json_file_text
 from infoppo_cli.rundir.weights import short, weights_fingerprint
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def check_same_weights(saved_config: dict[str, Any], fingerprint: str | None, ou
 def _write_config(run: EvalRun) -> None:
     document = config_document(run.settings, run.prompt_info, run.sources, run.carried)
     document["weights"] = {"fingerprint": run.fingerprint}
-    write_json(run.out_dir / CONFIG_FILE, document)
+    atomic_write_text(run.out_dir / CONFIG_FILE, json_file_text(document))
     run.config_written = True
 
 

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.eval.text import dumps, valid_text
 from infoppo_cli.records import JsonlLog
+from infoppo_cli.records.text import dumps, valid_text
 
 SAMPLES_FILE = "samples.jsonl"
 

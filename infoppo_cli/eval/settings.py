@@ -21,12 +21,12 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, SamplingSettings
 from infoppo_cli.eval.registry import DEFAULT_BENCHES
 from infoppo_cli.grading import DEFAULT_TIMEOUT
-from infoppo_cli.schema import identity_fields, option
+from infoppo_cli.schema import benches_file_option, grading_workers_option, identity_fields, option
 
 DEFAULT_SAMPLES = 16
 DEFAULT_MAX_TOKENS = 10240
 """The 4B/8B presets' response length; a model from an ``infoppo train`` run directory is evaluated
-with the length it was trained with instead (the paper: max tokens = training length)."""
+with the length it was trained with instead (InfoPPO's evaluation protocol: max tokens = training length)."""
 DEFAULT_GRADE_TIMEOUT = DEFAULT_TIMEOUT
 
 CONFIG_FILE = "eval_config.json"
@@ -65,11 +65,7 @@ class EvalSettings:
         default_text=",".join(DEFAULT_BENCHES),
         cli_type=str,
     )
-    benches_file: str | None = option(
-        None,
-        "A TOML file of your own benchmarks, in the format of evaluation/benchmarks.toml.",
-        default_text="",
-    )
+    benches_file: str | None = benches_file_option()
     samples: int = option(DEFAULT_SAMPLES, "Samples per problem (k).", "--samples", "-n")
     temperature: float = option(1.0, "Sampling temperature (0 = greedy).", identity=True)
     top_p: float = option(1.0, "Nucleus sampling threshold.", identity=True)
@@ -113,7 +109,7 @@ class EvalSettings:
         identity=True,
         default_text="",
     )
-    workers: int | None = option(None, "Grading processes.", default_text="all cores")
+    workers: int | None = grading_workers_option()
     grade_timeout: float = option(
         DEFAULT_GRADE_TIMEOUT, "Seconds before one response's grading is abandoned."
     )

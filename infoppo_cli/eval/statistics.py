@@ -3,7 +3,7 @@
 Conventions, for m problems where problem i has n_i graded
 samples of which c_i are correct and p_i = c_i / n_i:
 
-* ``mean@k`` = mean_i p_i, in percent: the paper's headline number (Mean@16), the unbiased estimate
+* ``mean@k`` = mean_i p_i, in percent: InfoPPO's headline number (Mean@16), the unbiased estimate
   of pass@1 (so ``pass@1`` equals it when every problem has the same number of samples).
 * ``mean@k_se`` is the standard error from sampling noise only, conditional on the benchmark's
   problems: ``sqrt(sum_i p_i (1 - p_i) / (n_i - 1)) / m``. It says how much mean@k would move if
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infoppo_cli.grading.canonical import vote_key
+from infoppo_cli.grading.normalise import vote_key
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def bench_metrics(problems: Mapping[str, Sequence[GradedSample]]) -> dict[str, A
 
 
 def average_metrics(benches: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The "Average" row: the unweighted mean over benches (as in the paper's tables).
+    """The "Average" row: the unweighted mean over benches (as in InfoPPO's results tables).
 
     Exceptions: ``problems``, ``samples`` and ``timeouts`` are totals; ``k`` is the smallest k; the standard
     errors are those of the mean of independent bench estimates, ``sqrt(sum se_b^2) / B``; a

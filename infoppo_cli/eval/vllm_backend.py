@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from infoppo_cli.data.sampler import FINISH_REASONS
 from infoppo_cli.data.templates import build_prompt
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import generation
 from infoppo_cli.eval.generation import (
-    FINISH_REASONS,
     VLLM_CHUNK_PROMPTS,
     Completion,
     GenerationRequest,

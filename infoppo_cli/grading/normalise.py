@@ -1,19 +1,28 @@
-"""The one normaliser for gold and prediction alike: what is dropped or rewritten before math-verify reads
-an answer (each choice is an entry of :data:`~infoppo_cli.grading.verify.POLICY`).
+"""Answer text written one way, in one place: what is dropped or rewritten before math-verify reads an
+answer, and the canonical text evaluation keeps its books in.
 
-Separators, degrees, percent, units, currency and moduli are dropped; matrix environments are written as
-``pmatrix`` (math-verify reads ``pmatrix``, ``bmatrix``, ``matrix`` and ``array`` alike, but not ``Bmatrix``,
-``smallmatrix`` or the starred forms) and a stray trailing backslash is removed.
+* :func:`normalise_answer`, the grader's normaliser for gold and prediction alike (each choice is an entry
+  of :data:`~infoppo_cli.grading.verify.POLICY`). Separators, degrees, percent, units, currency and moduli
+  are dropped; matrix environments are written as ``pmatrix`` (math-verify reads ``pmatrix``,
+  ``bmatrix``, ``matrix`` and ``array`` alike, but not ``Bmatrix``, ``smallmatrix`` or the starred forms)
+  and a stray trailing backslash is removed.
+* :func:`normalise_gold`, the gold a benchmark stores, and :func:`vote_key`, the key an extracted answer
+  votes under in maj@k. Neither decides correctness (grading normalises both sides with
+  :func:`normalise_answer` and asks math-verify); they only make equal answers *look* equal: an integer is
+  written one way (``025``, ``+25``, ``25.0`` → ``25``), so that a stored gold matches the same gold read
+  again (``infoppo eval --resume`` compares them) and two spellings of one wrong answer share a vote.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 _INTEGER_WITH_SEPARATORS = re.compile(r"[-+]?\d{1,3}(?:(?:\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,)\d{3})+")
 _SEPARATOR = re.compile(r"\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,")
 _PLAIN_INTEGER = re.compile(r"[-+]?\d+(?:\.0*)?")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree")
+_DEGREE_MARK = r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree"
+_DEGREES = re.compile(_DEGREE_MARK)
 _PERCENT = re.compile(r"(?<=[\d}\s])\s*(?:\\%|%|\\text\{\s*%\s*\})")
 _MODULUS = re.compile(
     r"\s*(?:\\pmod\s*\{[^{}]*\}|\\pmod\s*\w+|\\bmod\s*\{?\w+\}?|\\mod\s*\{?\w+\}?|\(\s*(?:\\text\{)?\s*mod\b[^)]*\))\s*$"
@@ -99,3 +108,77 @@ def _strip_decoration(text: str) -> str:
         text = _TRAILING_UNIT.sub("", text).strip()
     text = _CURRENCY.sub("", text)
     return _LONE_DOLLAR.sub("", text) if text.count("$") == 1 else text
+
+
+# --- canonical text for evaluation's bookkeeping ------------------------------------------------------
+
+_WRAPPERS = (
+    re.compile(r"^\$+(.*?)\$+$", re.S),
+    re.compile(r"^\\\((.*)\\\)$", re.S),
+    re.compile(r"^\\\[(.*)\\\]$", re.S),
+    re.compile(r"^\\boxed\{(.*)\}$", re.S),
+)
+_TRAILING_DEGREES = re.compile(rf"\s*(?:{_DEGREE_MARK})\s*$")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
+_INTEGER_VALUED_DECIMAL = re.compile(r"([+-]?\d+)\.0*")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def _integer(text: str) -> str:
+    """An integer written one way (no sign for a positive one, no leading zeros); other text as is."""
+    return str(int(text)) if _INTEGER.fullmatch(text) else text
+
+
+def normalise_gold(answer: object) -> str:
+    """A gold answer as a canonical string: ``27.0`` → ``27``, ``025`` → ``25``, ``336^\\circ`` → ``336``.
+
+    Numbers become integers when they are integer-valued; ``$…$``, ``\\boxed{…}``, degree marks,
+    thousands separators and a stray trailing backslash (``5\\``) are removed. Anything else
+    (``\\frac{109}{33}``, ``2.5``) is kept as written, for math-verify to compare. ``None`` becomes
+    ``""``, and so does a non-finite number (JSON's ``NaN`` or ``Infinity``): not an answer, so every
+    reader refuses the row alike.
+    """
+    if answer is None:
+        return ""
+    if hasattr(answer, "item") and not isinstance(answer, (str, bytes)):
+        answer = answer.item()  # numpy / pyarrow scalars
+    if isinstance(answer, bool):
+        return str(answer)
+    if isinstance(answer, int):
+        return str(answer)
+    if isinstance(answer, float):
+        if not math.isfinite(answer):
+            return ""
+        if answer.is_integer():
+            return str(int(answer))
+        return repr(answer)
+    text = str(answer).strip()
+    for _ in range(8):  # peel nested wrappers until nothing changes
+        before = text
+        text = _canonical_text_once(text)
+        if text == before:
+            break
+    return text
+
+
+def _canonical_text_once(text: str) -> str:
+    for wrapper in _WRAPPERS:
+        match = wrapper.fullmatch(text)
+        if match:
+            text = match.group(1).strip()
+    text = _TRAILING_DEGREES.sub("", strip_trailing_backslashes(text)).strip()
+    if _THOUSANDS.fullmatch(text):
+        text = text.replace(",", "")
+    match = _INTEGER_VALUED_DECIMAL.fullmatch(text)
+    if match:
+        text = match.group(1)
+    return _integer(text)
+
+
+def vote_key(extracted: str) -> str:
+    """The key under which an extracted answer votes in maj@k: white space, ``$`` and a trailing period
+    dropped, ``\\dfrac``/``\\tfrac`` read as ``\\frac``, and an integer (commas allowed) written one way."""
+    text = re.sub(r"\s+", "", extracted).strip("$").rstrip(".")
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("{,}", "")
+    digits = text.replace(",", "")
+    return _integer(digits) if _INTEGER.fullmatch(digits) else text

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from infoppo_cli import infotime
+from infoppo_cli.components import rho_normalisation
 from infoppo_cli.inspect.settings import ClockSettings
 
 
@@ -40,7 +41,8 @@ def file_max_entropy(entropies: list[torch.Tensor]) -> float:
 def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_entropy: float) -> Clock:
     """The clock of one response from its token entropies (nats).
 
-    ``rho`` is :func:`infotime.information_density` (``batch``: over the file, via ``max_entropy``);
+    ``rho`` is the registered normalisation ``settings.norm`` (``batch``: over the file, via
+    ``max_entropy``);
     ``gamma_info[t] = Gamma_info(0, t) = gamma ** (rho_0 + ... + rho_{t-1})``, the discount the info-time
     GAE applies between the first token and token t (1 at t = 0), which is
     :func:`infotime.info_discount` of the first t tokens; the clip bounds are
@@ -51,13 +53,8 @@ def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_e
         return Clock(empty, empty, empty, empty, empty, 1.0)
     h = entropy.float()[None]
     mask = torch.ones_like(h)
-    rho = infotime.information_density(
-        h,
-        mask,
-        settings.norm,
-        vocab_size=vocab_size,
-        max_entropy=max_entropy if settings.norm == "batch" else None,
-    )
+    norm = rho_normalisation(settings.norm)
+    rho = norm.density(h, mask, vocab_size=vocab_size, max_entropy=max_entropy)
     elapsed_before = torch.cumsum(rho.double(), dim=-1) - rho.double()
     gamma_info = torch.pow(torch.tensor(settings.gamma, dtype=torch.float64), elapsed_before).float()
     low, high = infotime.adaptive_clip_bounds(rho, settings.eps_low, settings.eps_high)

@@ -1,4 +1,4 @@
-"""``entropy_tokens.png``: the paper's Figure 2 as two word clouds (highest and lowest mean entropy), each
+"""``entropy_tokens.png``: InfoPPO's Figure 2 as two word clouds (highest and lowest mean entropy), each
 word placed where it overlaps no other (:mod:`infoppo_cli.inspect.cloud`)."""
 
 from __future__ import annotations

@@ -7,15 +7,14 @@ from the benchmark the evaluation used (``eval_config.json`` beside the file nam
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.settings import CONFIG_FILE
-from infoppo_cli.eval.text import valid_text
+from infoppo_cli.eval.settings import CONFIG_FILE, read_config
 from infoppo_cli.records import iter_jsonl
+from infoppo_cli.records.text import valid_text
 
 
 @dataclass(frozen=True)
@@ -122,16 +121,11 @@ def _eval_problems(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[t
 
 def _eval_settings(path: Path) -> dict[str, Any]:
     """The settings of the ``infoppo eval`` run that wrote ``path`` (empty when there is none)."""
-    config = Path(path).parent / CONFIG_FILE
-    if not config.is_file():
-        return {}
     try:
-        settings = json.loads(config.read_text(encoding="utf-8"))["settings"]
-    except (ValueError, KeyError, TypeError):
-        raise UsageError(f"{config} is not an infoppo eval configuration") from None
-    if not isinstance(settings, dict):
-        raise UsageError(f"{config} is not an infoppo eval configuration")
-    return settings
+        config = read_config(Path(path).parent)
+    except UsageError:
+        raise UsageError(f"{Path(path).parent / CONFIG_FILE} is not an infoppo eval configuration") from None
+    return config["settings"] if config is not None else {}
 
 
 def eval_template(path: str | Path) -> str | None:

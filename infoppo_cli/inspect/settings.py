@@ -3,7 +3,7 @@
 Each field carries its command-line declaration (``infoppo_cli.schema.option``), from which
 ``infoppo_cli.cli.options`` builds ``infoppo inspect``'s options. The clock's gamma, epsilons and
 normalisation are the ``infoppo`` method's (``presets/methods.toml``) unless given: nothing here
-repeats a paper value. This module stays light (no torch): the command line imports it.
+repeats an InfoPPO default. This module stays light (no torch): the command line imports it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from infoppo_cli.schema import option
 METHOD = "infoppo"
 """The method whose clock ``infoppo inspect`` shows unless told otherwise."""
 PAPER_MIN_COUNT = 100
-"""Figure 2 of the paper ranks tokens seen more than 100 times."""
+"""InfoPPO's Figure 2 ranks tokens seen more than 100 times."""
 _METHODS = f"the {METHOD} method's, see `infoppo presets`"
 
 
@@ -35,9 +35,10 @@ class ClockSettings:
 
     def __post_init__(self) -> None:
         from infoppo_cli import infotime
+        from infoppo_cli.components import NORMS
 
-        if self.norm not in infotime.NORM_MODES:
-            raise UsageError(f"--norm must be one of {', '.join(infotime.NORM_MODES)}, got {self.norm!r}")
+        if self.norm not in NORMS:
+            raise UsageError(f"--norm must be one of {', '.join(NORMS)}, got {self.norm!r}")
         try:
             infotime.validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
         except ValueError as exc:
@@ -83,9 +84,9 @@ class InspectSettings:
     min_count: int | None = option(
         None,
         "Figure 2: count tokens seen at least this often.",
-        default_text=f"{PAPER_MIN_COUNT}, the paper's, lowered on a small file, which is then said",
+        default_text=f"{PAPER_MIN_COUNT}, InfoPPO's, lowered on a small file, which is then said",
     )
-    """Figure 2's threshold; None: the paper's 100, lowered on a small file (``figure_min_count``)."""
+    """Figure 2's threshold; None: InfoPPO's 100, lowered on a small file (``figure_min_count``)."""
     top: int = option(100, "Figure 2: tokens listed at each end.")
     max_responses: int | None = option(None, "Inspect only the first N responses.", default_text="all")
     batch_tokens: int = 8192

@@ -1,4 +1,4 @@
-"""Tables and numbers from the clocks: ``tokens.parquet`` (one row per token), the paper's Figure 2
+"""Tables and numbers from the clocks: ``tokens.parquet`` (one row per token), InfoPPO's Figure 2
 ranking (``top_tokens.csv``) and ``summary.json``'s statistics, clock drift included."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def figure_min_count(stats: pa.Table, top: int, given: int | None) -> tuple[int,
     """The count a token needs to enter Figure 2, and what a reader should know about it
     (``stats``: :func:`token_stats`).
 
-    Given: that count, with a note when no token reaches it. Not given: the paper's 100, lowered on
+    Given: that count, with a note when no token reaches it. Not given: InfoPPO's 100, lowered on
     a file too small for ``top`` tokens to reach it, down to the count of its ``top``-th most
     frequent token (and the note says so)."""
     counts = sorted(stats["entropy_count"].to_pylist(), reverse=True)
@@ -81,7 +81,7 @@ def figure_min_count(stats: pa.Table, top: int, given: int | None) -> tuple[int,
     if threshold == PAPER_MIN_COUNT:
         return threshold, None
     return threshold, (
-        f"Figure 2 counts tokens seen at least {_times(threshold)}, not the paper's {PAPER_MIN_COUNT}: "
+        f"Figure 2 counts tokens seen at least {_times(threshold)}, not InfoPPO's {PAPER_MIN_COUNT}: "
         f"the file is small ({tokens}); pass --min-count to choose"
     )
 
@@ -91,8 +91,8 @@ def _times(count: int) -> str:
 
 
 def top_tokens(stats: pa.Table, top: int, min_count: int) -> pa.Table:
-    """The paper's Figure 2: the ``top`` tokens with the highest and with the lowest mean entropy among
-    tokens seen at least ``min_count`` times (the paper: 100 each, more than 100 occurrences), from
+    """InfoPPO's Figure 2: the ``top`` tokens with the highest and with the lowest mean entropy among
+    tokens seen at least ``min_count`` times (InfoPPO's Figure 2: 100 each, more than 100 occurrences), from
     :func:`token_stats`.
 
     Columns ``list`` (``high``/``low``), ``rank`` (1 = most extreme), ``token``, ``count``,

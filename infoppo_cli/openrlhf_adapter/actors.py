@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sized
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import ray
@@ -109,10 +112,6 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         }
 
 
-class _StepBudgetSpent(Exception):
-    """Raised from the sample generator once the run has made its planned RL steps."""
-
-
 @ray.remote
 class InfoPPOTrainer(_UpstreamTrainer):
     """The single controller: infoppo's experience maker (InfoPPO, DAPO-FT), ``metrics.jsonl`` (every
@@ -125,30 +124,35 @@ class InfoPPOTrainer(_UpstreamTrainer):
         ensure_experience_fields()  # this process concatenates and splits experiences too
         super().__init__(*args, **kwargs)
         self.experience_maker = InfoExperienceMaker.replacing(self.experience_maker, self.settings)
-        rollout = self.args.rollout
-        self.rollout_recorder = RolloutRecorder(self.samples_generator, rollout.n_samples_per_prompt)
-        self.full_batches = FullBatches(
-            self.samples_generator, rollout.batch_size * rollout.n_samples_per_prompt
-        )
         self.progress = TrainerProgress()  # the events `infoppo train` shows (progress.py)
         fold_upstream_bars(self.progress)
-        self._with_step_budget(self.samples_generator)
-        self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward == "signed")
+        self._wrap_sample_generator()
+        self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward_values)
         self.steps_done = 0
         self.evaluated_step: int | None = None
 
-    def _with_step_budget(self, generator: Any) -> None:
-        upstream = generator.generate_samples
+    def _wrap_sample_generator(self) -> None:
+        """Wrap ``generate_samples`` of this trainer's own sample generator (rows of
+        ``patches.PATCHES``), innermost first: the rollout recorder sees upstream's draws, full batches
+        regroup them, and the step budget ends the run."""
+        generator, rollout = self.samples_generator, self.args.rollout
+        self.rollout_recorder = RolloutRecorder(generator, rollout.n_samples_per_prompt)
+        self.full_batches = FullBatches(generator, rollout.batch_size * rollout.n_samples_per_prompt)
+        generator.generate_samples = partial(self._draw_within_budget, generator.generate_samples)
 
-        def generate_samples(**kwargs):
-            if self.settings.rl_steps and self.steps_done >= self.settings.rl_steps:
-                raise _StepBudgetSpent
-            phase = self.progress.phase
-            if phase is None or phase["phase"] != "generate":  # a short batch's next draw goes on
-                self.progress.start_phase("generate", self.steps_done + 1, self.args.rollout.batch_size)
-            return upstream(**kwargs)
+    def _draw_within_budget(self, draw: Callable[..., tuple], **kwargs: Any) -> tuple:
+        """One draw of the sample generator or, once the run has made its planned RL steps, no samples
+        and an exhausted dataloader: upstream's loop then ends each remaining episode at its first draw
+        and closes its trackers (pinned by ``a_spent_step_budget_ends_the_remaining_episodes``)."""
+        if self._budget_spent():
+            return [], None, 0, True
+        phase = self.progress.phase
+        if phase is None or phase["phase"] != "generate":  # a short batch's next draw goes on
+            self.progress.start_phase("generate", self.steps_done + 1, self.args.rollout.batch_size)
+        return draw(**kwargs)
 
-        generator.generate_samples = generate_samples
+    def _budget_spent(self) -> bool:
+        return bool(self.settings.rl_steps) and self.steps_done >= self.settings.rl_steps
 
     def get_max_steps(self):
         """The learning-rate schedule's length: the planned run's optimizer steps (upstream counts
@@ -174,36 +178,50 @@ class InfoPPOTrainer(_UpstreamTrainer):
         status, step = super().train_step(rollout_samples, global_step)
         self.steps_done = step
         responses = len(rollout_samples)
-        status[RESPONSES_TRAINED] = float(responses)
-        status[PROMPTS_TRAINED] = responses / max(int(self.args.rollout.n_samples_per_prompt), 1)
-        return status, step
+        prompts = responses / max(int(self.args.rollout.n_samples_per_prompt), 1)
+        return {**status, RESPONSES_TRAINED: float(responses), PROMPTS_TRAINED: prompts}, step
 
     def save_logs_and_checkpoints(self, global_step, logs_dict=None, client_states=None):
         actor = self.args.actor
         fixed = tuple(actor.eps_clip_low_high or (actor.eps_clip, actor.eps_clip))  # OpenRLHF's default
-        fixed_clip = None if self.settings.clip == "adaptive" else fixed
+        fixed_clip = None if self.settings.clip_rule.uses_rho else fixed
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
         self.metrics_log.record_step(record, self._eval_due(global_step))
-        every = self.args.ckpt.save_steps
-        if self._is_last_step(global_step) and every != float("inf") and global_step % every:
-            self.args.ckpt.save_steps = global_step  # upstream saves when global_step % save_steps == 0
-        try:
+        with self._saving_the_last_step(global_step):
             result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
-        finally:
-            self.args.ckpt.save_steps = every
         evals_left = self._evals_left(global_step) + int(self._eval_due(global_step))  # its own follows
         self.progress.step_done(global_step, self.settings.rl_steps, record, evals_left)
         return result
 
+    @contextmanager
+    def _saving_the_last_step(self, global_step: int) -> Iterator[None]:
+        """Around upstream's ``save_logs_and_checkpoints``: the run's last step is checkpointed also off
+        the ``ckpt.save_steps`` grid.
+
+        Upstream saves when ``global_step % self.args.ckpt.save_steps == 0`` and has no other way to ask
+        for a save, so for this one call its own argument tree says ``save_steps = global_step``; the
+        plan's value is back after it, also when the save fails. This is the one place where infoppo
+        changes upstream's arguments in place: ``self.args`` is this trainer's own copy (Ray hands each
+        worker its own), and only the upstream method called here reads ``save_steps`` meanwhile.
+        """
+        ckpt = self.args.ckpt
+        every = ckpt.save_steps
+        off_grid = self._is_last_step(global_step) and every != float("inf") and global_step % every
+        ckpt.save_steps = global_step if off_grid else every
+        try:
+            yield
+        finally:
+            ckpt.save_steps = every
+
     def evaluate(self, global_step, **generate_kwargs):
         self.progress.start_phase("eval", global_step, _dataset_size(self.eval_dataloader))
         logs = with_benchmark_mean(
-            super().evaluate(global_step, **generate_kwargs), self.metrics_log.signed_rewards
+            super().evaluate(global_step, **generate_kwargs), self.metrics_log.reward_values
         )
         self.evaluated_step = global_step
         self.metrics_log.record_eval(global_step, logs)
-        accuracies = eval_fields(logs, self.metrics_log.signed_rewards)
+        accuracies = eval_fields(logs, self.metrics_log.reward_values)
         per_bench = {
             key.removeprefix("eval_"): value for key, value in accuracies.items() if f"{key}_pass1" in logs
         }
@@ -221,46 +239,49 @@ class InfoPPOTrainer(_UpstreamTrainer):
             self.save_best_checkpoint(logs, global_step)
 
     def fit(self, global_step: int = 0) -> None:
+        """Upstream's loop (which the step budget ends after the planned RL steps) between infoppo's
+        evals: the base model's or a resumed step's before it, the last step's after it."""
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
-        evaluating = self.eval_dataloader is not None
-        done = self.metrics_log.evaluated_steps() if evaluating else set()
-        before = evaluating and self.settings.eval_before and first == 0
-        redo = evaluating and first > 0 and self._eval_due(first) and first not in done
-        self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(before or redo))
+        done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
+        opening = self._opening_eval(first, done)
+        self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))
         try:
-            if before:
-                self._evaluate_now(0)
-            elif redo:
-                self._evaluate_now(first)  # a resume after a stop during this step's eval
-            try:
-                super().fit(global_step)
-            except _StepBudgetSpent:
-                self._close_trackers()  # what upstream's fit does after its loop
-            last = self.steps_done
-            if evaluating and last > 0 and self.evaluated_step != last and last not in done:
-                self._evaluate_now(last)  # the last step, also when the data ran out before rl_steps
+            if opening is not None:
+                self._evaluate_now(opening)
+            super().fit(global_step)
+            if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps
+                self._evaluate_now(self.steps_done)
         finally:
-            self.metrics_log.flush()
+            self.metrics_log.flush()  # the steps logged so far, also when a step fails
 
-    def _close_trackers(self) -> None:
-        for tracker in (self.wandb_logger, self.tensorboard_logger):
-            if tracker:
-                tracker.close()
+    def _opening_eval(self, first: int, done: set[int]) -> int | None:
+        """The step to evaluate before training from step ``first``: the base model (0) where the plan
+        asks for it, or the step a resumed run stopped in during its eval (``done``: evals recorded)."""
+        if self.eval_dataloader is None:
+            return None
+        if first == 0:
+            return 0 if self.settings.eval_before else None
+        return first if self._eval_due(first) and first not in done else None
+
+    def _last_step_unevaluated(self, done: set[int]) -> bool:
+        """Whether the run's last step has no eval yet (``done``: evals recorded before this run)."""
+        last = self.steps_done
+        if self.eval_dataloader is None or last == 0:
+            return False
+        return self.evaluated_step != last and last not in done
 
 
 def _dataset_size(dataloader: Any) -> int | None:
     """The prompts a dataloader holds, ``None`` when it cannot say."""
-    try:
-        return len(dataloader.dataset)
-    except (AttributeError, TypeError):
-        return None
+    dataset = getattr(dataloader, "dataset", None)
+    return len(dataset) if isinstance(dataset, Sized) else None
 
 
-def with_benchmark_mean(logs: dict[str, Any], signed_rewards: bool) -> dict[str, Any]:
+def with_benchmark_mean(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, Any]:
     """OpenRLHF's eval logs plus :data:`BENCHMARK_MEAN`: the mean over benchmarks of the accuracy in
-    percent, from ``eval_<bench>_pass1`` (the mean reward, ``(m + 1) / 2`` an accuracy for +1/-1)."""
-    accuracies = eval_fields(logs, signed_rewards)
+    percent, from ``eval_<bench>_pass1`` (the mean reward, made an accuracy by ``reward_values``)."""
+    accuracies = eval_fields(logs, reward_values)
     per_bench = [value for key, value in accuracies.items() if f"{key}_pass1" in accuracies]
     if per_bench:
         logs = {**logs, BENCHMARK_MEAN: sum(per_bench) / len(per_bench)}

@@ -7,13 +7,8 @@ from typing import Any
 import torch
 from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 
-from infoppo_cli.infotime import (
-    info_discount,
-    info_time_gae,
-    information_density,
-    masked_max_entropy,
-    token_discount,
-)
+from infoppo_cli.components import rho_normalisation
+from infoppo_cli.infotime import info_discount, masked_max_entropy, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 from infoppo_cli.openrlhf_adapter.step_metrics import add_entropy_diagnostics
@@ -28,10 +23,11 @@ class InfoExperienceMaker(RemoteExperienceMaker):
     """Adds, on top of upstream's experience making (runs in the PPOTrainer process):
 
     * the actor workers return ``(log_probs, entropy)``; the entropy is kept as ``old_entropy``;
-    * when a component uses rho, it is normalised over the whole rollout batch (``settings.norm``);
-      with ``advantage = "info_time_gae"`` upstream's ``compute_advantages_and_returns`` (reward
-      shaping, KL, whitening) runs with :func:`info_time_gae` in place of its GAE loop; with
-      ``clip = "adaptive"`` rho travels to the actor as ``info_rho``;
+    * when a component uses rho, it is normalised as ``settings.norm`` names (``components.NORMS``;
+      a batch-wide norm over the whole rollout); with an information-time advantage estimator
+      (``info_time_gae``) upstream's ``compute_advantages_and_returns`` (reward shaping, KL,
+      whitening) runs with the estimator's ``gae_with_rho`` in place of its GAE loop; with a per-token
+      clip rule (``adaptive``) rho travels to the actor as ``info_rho``;
     * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``, for
       every method (``step_metrics.add_entropy_diagnostics``).
     """
@@ -89,14 +85,14 @@ class InfoExperienceMaker(RemoteExperienceMaker):
         if not self.settings.uses_rho:
             return super().compute_advantages_and_returns(experiences)
         rhos = self._densities(experiences)
-        if self.settings.advantage == "info_time_gae":
+        if self.settings.advantage_estimator.uses_rho:
             self._rho_by_values = {id(exp.values): rho for exp, rho in zip(experiences, rhos, strict=True)}
         try:
             experiences = super().compute_advantages_and_returns(experiences)
         finally:
             self._rho_by_values = {}
         for experience, rho in zip(experiences, rhos, strict=True):
-            if self.settings.clip == "adaptive":  # the actor's clip bounds need rho
+            if self.settings.clip_rule.uses_rho:  # the actor's clip bounds need rho
                 setattr(experience, INFO_RHO, rho)
             setattr(experience, OLD_ENTROPY, None)  # the actor needs rho only
             experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
@@ -114,19 +110,17 @@ class InfoExperienceMaker(RemoteExperienceMaker):
                 "compute_advantages_and_returns no longer passes experience.values to "
                 "get_advantages_and_returns (openrlhf/trainer/ppo_utils/experience_maker.py changed)"
             )
-        return info_time_gae(rewards, values, rho, action_mask, gamma, lambd)
+        return self.settings.advantage_estimator.gae_with_rho(rewards, values, rho, action_mask, gamma, lambd)
 
     def _densities(self, experiences) -> list[torch.Tensor]:
         """rho for each experience; ``batch`` normalises by the maximum over the whole rollout."""
-        mode = self.settings.norm
+        norm = rho_normalisation(self.settings.norm)
         shared_max = None
-        if mode == "batch":
+        if norm.batch_wide:
             shared_max = max(masked_max_entropy(getattr(e, OLD_ENTROPY), e.action_mask) for e in experiences)
-        vocab = self._vocab_size() if mode == "global" else None
+        vocab = self._vocab_size() if norm.needs_vocab else None
         return [
-            information_density(
-                getattr(e, OLD_ENTROPY), e.action_mask, mode, vocab_size=vocab, max_entropy=shared_max
-            )
+            norm.density(getattr(e, OLD_ENTROPY), e.action_mask, vocab_size=vocab, max_entropy=shared_max)
             for e in experiences
         ]
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.components import ADVANTAGES
 from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
 from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
@@ -21,6 +22,8 @@ from infoppo_cli.resources import require_openrlhf
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
 CPU_SETUP_HOOK = "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
+CRITIC_ESTIMATORS = {entry.openrlhf_estimator for entry in ADVANTAGES.values() if entry.uses_critic}
+"""OpenRLHF's estimators under which a critic trains (and needs GPUs of its own)."""
 
 
 def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
@@ -67,7 +70,10 @@ def gpus_needed(openrlhf_argv: list[str]) -> int:
     if flag.get("train.colocate_all"):
         return max(actor, engines)
     needed = actor + engines
-    if flag.get("critic.model_name_or_path") and str(flag.get("algo.advantage.estimator")) == "gae":
+    if (
+        flag.get("critic.model_name_or_path")
+        and str(flag.get("algo.advantage.estimator")) in CRITIC_ESTIMATORS
+    ):
         needed += group("critic")
     uses_reference = float(flag.get("algo.kl.init_coef") or 0) > 0 or bool(flag.get("algo.kl.use_loss"))
     if uses_reference and not flag.get("train.colocate_actor_ref"):

@@ -1,9 +1,10 @@
-"""``metrics.jsonl``: one JSON line per training step, with the paper's diagnostics under fixed names.
+"""``metrics.jsonl``: one JSON line per training step, with InfoPPO's diagnostics under fixed names.
 
-The file's format is :mod:`infoppo_cli.rundir`'s (its schema, and :func:`~infoppo_cli.rundir.metrics_line`:
-a non-finite value, a step that diverged, is kept as the text ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``).
-The trainer appends each line to the run's append-only log (:mod:`infoppo_cli.records.jsonl`: fsynced,
-a torn last line from a crash cut off first), so a crash loses at most the step in flight. After a
+The file's format and its writer are :mod:`infoppo_cli.rundir`'s (its schema, and
+:class:`~infoppo_cli.rundir.MetricsWriter`: a non-finite value, a step that diverged, is kept as the text
+``"NaN"``, ``"Infinity"`` or ``"-Infinity"``). The trainer appends each line to the run's append-only log
+(:mod:`infoppo_cli.records.jsonl`: fsynced, a torn last line from a crash cut off first), so a crash
+loses at most the step in flight. After a
 ``--resume`` from an earlier checkpoint a step can appear twice; readers let later lines win.
 """
 
@@ -13,8 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.records import JsonlLog
-from infoppo_cli.rundir import metrics_line
+from infoppo_cli.rundir import MetricsWriter
 
 STEP_METRICS: dict[str, tuple[str, ...]] = {
     # before DAPO's dynamic filtering (step_metrics.RolloutRecorder); OpenRLHF's own is after it
@@ -90,12 +90,14 @@ def step_record(
     return record
 
 
-def eval_fields(logs: dict[str, Any], signed_rewards: bool = False) -> dict[str, float]:
+def eval_fields(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, float]:
     """OpenRLHF's in-training eval logs, plus ``eval_<bench>`` = Mean@k accuracy in percent.
 
     OpenRLHF's ``eval_<bench>_pass1`` is the mean reward over the k samples of each problem, averaged
-    over problems; with +1/-1 rewards (``signed_rewards``) the accuracy is ``(mean + 1) / 2``.
+    over problems; with ``reward_values`` = (correct, otherwise) the accuracy is
+    ``(mean - otherwise) / (correct - otherwise)`` (``(mean + 1) / 2`` for +1/-1 rewards).
     """
+    correct, otherwise = reward_values
     fields: dict[str, float] = {}
     for key, value in logs.items():
         number = _number(value)
@@ -103,7 +105,7 @@ def eval_fields(logs: dict[str, Any], signed_rewards: bool = False) -> dict[str,
             continue
         fields[key] = number
         if key.startswith("eval_") and key.endswith("_pass1"):
-            accuracy = (number + 1.0) / 2.0 if signed_rewards else number
+            accuracy = (number - otherwise) / (correct - otherwise)
             fields[key.removesuffix("_pass1")] = 100.0 * accuracy
     return fields
 
@@ -111,11 +113,11 @@ def eval_fields(logs: dict[str, Any], signed_rewards: bool = False) -> dict[str,
 class TrainMetricsLog:
     """Appends step records to ``path``; a step whose eval is still to come is held until it arrives."""
 
-    def __init__(self, path: str | os.PathLike[str] | None, signed_rewards: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None, reward_values: tuple[float, float]) -> None:
         self.path = Path(path) if path else None
-        self.signed_rewards = signed_rewards
+        self.reward_values = reward_values
         self._held: dict[str, Any] | None = None
-        self._log = JsonlLog(self.path, "metrics line") if self.path else None
+        self._log = MetricsWriter(self.path) if self.path else None
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -131,7 +133,7 @@ class TrainMetricsLog:
         if self._held is None or self._held["step"] != step:
             self.flush()
             self._held = {"step": step}
-        self._held.update(eval_fields(logs, self.signed_rewards))
+        self._held.update(eval_fields(logs, self.reward_values))
         self.flush()
 
     def evaluated_steps(self) -> set[int]:
@@ -149,4 +151,4 @@ class TrainMetricsLog:
             return
         record, self._held = self._held, None
         if self._log is not None:
-            self._log.append([metrics_line(record)])
+            self._log.append(record)

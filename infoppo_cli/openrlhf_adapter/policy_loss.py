@@ -1,5 +1,5 @@
-"""The actor's policy loss: OpenRLHF's ``PolicyLoss`` with InfoPPO's per-token clip bounds
-(``clip = "adaptive"``) and/or DAPO-FT's high-entropy token mask (``token_mask = "top_entropy"``), and
+"""The actor's policy loss: OpenRLHF's ``PolicyLoss`` with a clip rule's per-token bounds (InfoPPO's
+``adaptive`` clip) and/or a token mask chosen by entropy (DAPO-FT's ``top_entropy``), and
 the clip diagnostics every method logs. One wrapper of the loss and one of ``training_step`` (which
 hands the wrapper each micro-batch); upstream's method bodies run unchanged."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from infoppo_cli.infotime import adaptive_clip_bounds, clip_statistics, high_entropy_mask
+from infoppo_cli.infotime import clip_statistics
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
@@ -50,10 +50,10 @@ class InfoPolicyLoss(torch.nn.Module):
             self.experience.info.pop(
                 key, None
             )  # stale values of an earlier epoch must not pass for this one's
-        if self.settings.token_mask == "top_entropy":
+        if self.settings.loss_tokens.keep is not None:
             action_mask, kwargs = self._high_entropy_only(log_probs, action_mask, kwargs)
-        if self.settings.clip == "adaptive":
-            return self._adaptive_clip(log_probs, old_log_probs, advantages, action_mask, **kwargs)
+        if self.settings.clip_rule.uses_rho:
+            return self._per_token_clip(log_probs, old_log_probs, advantages, action_mask, **kwargs)
         result = self.inner(log_probs, old_log_probs, advantages, action_mask=action_mask, **kwargs)
         if action_mask is not None:
             ratio = (log_probs.detach().float() - old_log_probs.float()).clamp(-20.0, 20.0).exp()
@@ -62,9 +62,9 @@ class InfoPolicyLoss(torch.nn.Module):
             self.experience.info.update(clip_statistics(ratio, advantages, lower, upper, action_mask))
         return result
 
-    def _adaptive_clip(self, log_probs, old_log_probs, advantages, action_mask, **kwargs):
+    def _per_token_clip(self, log_probs, old_log_probs, advantages, action_mask, **kwargs):
         rho = getattr(self.experience, INFO_RHO).to(log_probs.device)
-        lower, upper = adaptive_clip_bounds(rho, self.settings.eps_low_info, self.settings.eps_high_info)
+        lower, upper = self.settings.clip_rule.bounds_for(rho, self.settings)
         saved = self.inner.clip_eps_low, self.inner.clip_eps_high
         self.inner.clip_eps_low, self.inner.clip_eps_high = 1.0 - lower, upper - 1.0
         try:
@@ -82,7 +82,7 @@ class InfoPolicyLoss(torch.nn.Module):
                 "the top-entropy mask needs the training forward's entropy (actor.entropy_coef 0)"
             )
         entropy = self.current_entropy[:, -action_mask.shape[1] :].detach().to(log_probs.device)
-        keep = high_entropy_mask(entropy, action_mask, self.settings.top_entropy_frac)
+        keep = self.settings.loss_tokens.keep_for(entropy, action_mask, self.settings)
         share = keep.sum() / action_mask.bool().sum().clamp(min=1)
         # token-mean over the kept tokens: OpenRLHF divides the masked sum by the step window's token
         # count (its global token-mean); scaling that count by this micro-batch's kept share makes the
@@ -110,7 +110,7 @@ def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
     loss = InfoPolicyLoss(trainer.actor_loss_fn, settings)  # OpenRLHF's PolicyLoss inside
     trainer.actor_loss_fn = loss
     upstream_step = trainer.training_step
-    if settings.token_mask == "top_entropy":
+    if settings.loss_tokens.keep is not None:
         _capture_training_entropy(trainer.actor, loss)
 
     def training_step(experience, *args, **kwargs):

@@ -22,8 +22,6 @@ from typing import Any
 MARKER = "@@infoppo-progress "
 """What starts an event line (after Ray's ``(InfoPPOTrainer pid=N)`` prefix); JSON follows."""
 
-PHASES = ("generate", "train", "eval")
-
 
 def emit(event: dict[str, Any]) -> None:
     """Print ``event`` as one marker line, at once (Ray forwards what the actor has flushed)."""

@@ -30,8 +30,8 @@ try:
 except ImportError:  # loaded by path on a machine where infoppo is not installed: use this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from infoppo_cli import grading
+from infoppo_cli.components import REWARDS
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV as STYLE_ENV
-from infoppo_cli.openrlhf_adapter.settings import REWARDS
 
 WORKERS_ENV = "INFOPPO_REWARD_WORKERS"
 TIMEOUT_ENV = "INFOPPO_REWARD_TIMEOUT"
@@ -132,7 +132,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
     if timeouts:  # also logged per step as rollout/grade_timeout_frac (extra_logs "grade_timeout")
         _logger.warning("infoppo reward: %d of %d responses hit the grading deadline", timeouts, count)
     correct = torch.tensor([1.0 if v.correct else 0.0 for v in verdicts])
-    if_correct, otherwise = REWARDS[reward_style()]
+    if_correct, otherwise = REWARDS[reward_style()].values
     rewards = otherwise + (if_correct - otherwise) * correct
 
     def flag(condition: Any) -> torch.Tensor:

@@ -7,40 +7,20 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from types import SimpleNamespace
 from typing import Any
 
+from infoppo_cli import components
+
 FLAG_PREFIX = "--infotime."
 REWARD_STYLE_ENV = "INFOPPO_REWARD_STYLE"
 """How the launcher tells the reward function (loaded by path in the rollout workers) its values."""
 
 
-ADVANTAGES = ("gae", "info_time_gae", "group_norm")
-CLIPS = ("fixed", "adaptive")
-TOKEN_MASKS = ("all", "top_entropy")
-REWARDS = {"binary": (1.0, 0.0), "signed": (1.0, -1.0)}
-"""Reward for a correct and for any other response. ``signed`` is DAPO's: verl
-``utils/reward_score/math_dapo.py::compute_score`` returns 1.0 if correct else -1.0."""
-OPTIMIZERS = {"openrlhf": (0.9, 0.95), "verl": (0.9, 0.999)}
-"""AdamW betas by toolkit: OpenRLHF 0.11.2's ``--{actor,critic}.adam.betas`` default, and verl's
-``workers/config/optimizer.py::OptimizerConfig.betas``, which DAPO's official recipe runs with."""
-COMPONENT_CHOICES = {
-    "advantage": ADVANTAGES,
-    "clip": CLIPS,
-    "token_mask": TOKEN_MASKS,
-    "reward": tuple(REWARDS),
-    "optimizer": tuple(OPTIMIZERS),
-}
-
-
 @dataclass(frozen=True)
 class Components:
-    """The parts a training method is built from; the adapter picks its behaviour from these, never
-    from a method's name (``infoppo_cli/train/methods.py`` and ``presets/methods.toml`` name them).
+    """The parts a training method is built from, by their names in :mod:`infoppo_cli.components`; the
+    adapter asks the registered entries what to do, never a method's or a component's name
+    (``infoppo_cli/train/methods.py`` and ``presets/methods.toml`` name them).
 
-    advantage: ``gae`` (OpenRLHF's token-time GAE), ``info_time_gae`` (the paper's information-time
-      GAE, which replaces OpenRLHF's GAE) or ``group_norm`` (group-normalised rewards, no critic).
-    clip: ``fixed`` (OpenRLHF's clip) or ``adaptive`` (the paper's entropy-adaptive bounds).
-    token_mask: ``all`` or ``top_entropy`` (only the highest-entropy tokens are in the policy loss).
-    reward: ``binary`` (1 / 0) or ``signed`` (+1 / -1, DAPO's), the reward function's values.
-    optimizer: whose AdamW defaults the method uses (its betas are OpenRLHF flags already).
+    advantage, clip, token_mask, reward, optimizer: one registered name per kind (``components.KINDS``).
     """
 
     advantage: str
@@ -50,46 +30,59 @@ class Components:
     optimizer: str
 
     @property
+    def advantage_estimator(self) -> components.AdvantageEstimator:
+        return components.component("advantage", self.advantage)
+
+    @property
+    def clip_rule(self) -> components.ClipRule:
+        return components.component("clip", self.clip)
+
+    @property
+    def loss_tokens(self) -> components.TokenMask:
+        return components.component("token_mask", self.token_mask)
+
+    @property
     def uses_critic(self) -> bool:
         """Whether a critic is trained (GAE in token or information time)."""
-        return self.advantage != "group_norm"
+        return self.advantage_estimator.uses_critic
 
     @property
     def uses_rho(self) -> bool:
-        """Information-time GAE and the adaptive clip both need rho, from the old policy's entropy."""
-        return self.advantage == "info_time_gae" or self.clip == "adaptive"
+        """Whether rho, from the old policy's entropy, is needed (an information-time clock or a
+        per-token clip)."""
+        return self.advantage_estimator.uses_rho or self.clip_rule.uses_rho
 
     @property
     def needs_old_entropy(self) -> bool:
         """Whether infoppo's actor worker (old-policy entropy, infoppo's policy loss) and experience
-        maker replace upstream's: for rho, or for the top-entropy token mask's loss."""
-        return self.uses_rho or self.token_mask == "top_entropy"
+        maker replace upstream's: for rho, or for a token mask chosen by entropy."""
+        return self.uses_rho or self.loss_tokens.keep is not None
 
     @property
     def reward_values(self) -> tuple[float, float]:
         """The reward of a correct response and of any other, before any length penalty."""
-        return REWARDS[self.reward]
+        return components.component("reward", self.reward).values
 
     @property
     def adam_betas(self) -> tuple[float, float]:
         """The AdamW betas of the actor (and critic)."""
-        return OPTIMIZERS[self.optimizer]
+        return components.component("optimizer", self.optimizer).betas
 
     def components(self) -> dict[str, str]:
         """The parts by name, as ``--infotime.*`` flags carry them."""
-        return {name: getattr(self, name) for name in COMPONENT_CHOICES}
+        return {kind: getattr(self, kind) for kind in components.KINDS}
 
     def needed_settings(self) -> tuple[str, ...]:
-        """The method settings these parts read (a method must give each: no paper value is assumed)."""
-        needed = ("eps_low_info", "eps_high_info") if self.clip == "adaptive" else ()
-        needed += ("norm",) if self.uses_rho else ()
-        return needed + (("top_entropy_frac",) if self.token_mask == "top_entropy" else ())
+        """The method settings these parts read (a method must give each: no InfoPPO default is assumed)."""
+        needed = self.advantage_estimator.settings + self.clip_rule.settings
+        needed += (components.RHO_SETTING,) if self.uses_rho else ()
+        return needed + self.loss_tokens.settings
 
 
 @dataclass(frozen=True)
 class InfoSettings(Components):
     """Settings the OpenRLHF flags cannot express: the method's components (:class:`Components`) and
-    settings, as the plan resolved them from ``presets/methods.toml`` (nothing defaults to a paper value).
+    settings, as the plan resolved them from ``presets/methods.toml`` (nothing defaults to an InfoPPO value).
 
     method: the method's name, a label for logs only: behaviour follows the components.
     eps_low_info, eps_high_info: adaptive-clip epsilons (an ``adaptive`` clip needs them).

@@ -1,4 +1,4 @@
-"""The diagnostics every method logs, so the paper's figures can compare methods on the same axes.
+"""The diagnostics every method logs, so InfoPPO's figures can compare methods on the same axes.
 
 OpenRLHF logs the rollout after DAPO's dynamic filtering has dropped the all-correct and all-wrong
 groups, logs no entropy for its own methods, and no clip fractions. Here, for every method:
@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from infoppo_cli.infotime import information_density, masked_max_entropy
+from infoppo_cli.components import NORMS, RhoNormalisation, rho_normalisation
+from infoppo_cli.infotime import masked_max_entropy
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 
 UNFILTERED_REWARD = "rollout/reward_mean_unfiltered"
@@ -90,7 +91,16 @@ class RolloutRecorder:
         return stats
 
 
-def add_entropy_diagnostics(experiences: list, norm: str) -> list:
+def _diagnostic_norm(norm: str | None) -> RhoNormalisation:
+    """The method's rho normalisation, or a batch-wide one where it has none or needs the vocabulary
+    size (not at hand here)."""
+    rule = rho_normalisation(norm) if norm is not None else None
+    if rule is None or rule.needs_vocab:
+        return next(entry for entry in NORMS.values() if entry.batch_wide)
+    return rule
+
+
+def add_entropy_diagnostics(experiences: list, norm: str | None) -> list:
     """``entropy_mean`` and ``rho_mean`` per sample for every method (rho normalised as ``norm``;
     ``global`` needs the vocabulary, so it is shown with ``batch`` normalisation).
 
@@ -100,7 +110,7 @@ def add_entropy_diagnostics(experiences: list, norm: str) -> list:
     present = [e for e in experiences if getattr(e, OLD_ENTROPY, None) is not None]
     if not present:
         return experiences
-    mode = norm if norm in ("batch", "sentence") else "batch"
+    rule = _diagnostic_norm(norm)
     shared = max(masked_max_entropy(getattr(e, OLD_ENTROPY), e.action_mask) for e in present)
     for experience in present:
         entropy = getattr(experience, OLD_ENTROPY)
@@ -108,7 +118,7 @@ def add_entropy_diagnostics(experiences: list, norm: str) -> list:
         if "rho_mean" not in experience.info:
             rho = getattr(experience, INFO_RHO, None)
             if rho is None:
-                rho = information_density(entropy, experience.action_mask, mode, max_entropy=shared)
+                rho = rule.density(entropy, experience.action_mask, max_entropy=shared)
             experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
         setattr(experience, OLD_ENTROPY, None)
     return experiences

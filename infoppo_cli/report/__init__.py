@@ -1,1 +1,1 @@
-"""Reports: reading run directories, the paper's figures and the table of final metrics."""
+"""Reports: reading run directories, InfoPPO's figures and the table of final metrics."""

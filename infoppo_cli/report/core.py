@@ -1,7 +1,7 @@
-"""``infoppo report``: the paper's figures, a final-metrics table and ``report.md`` from run and sweep
+"""``infoppo report``: InfoPPO's figures, a final-metrics table and ``report.md`` from run and sweep
 directories.
 
-Figures mirror the paper's: accuracy on AIME24/AIME25 (and any other ``eval_<bench>``) over training
+Figures mirror InfoPPO's: accuracy on AIME24/AIME25 (and any other ``eval_<bench>``) over training
 steps from the in-training evaluation, response length, raw entropy, normalised entropy (mean ρ), mean
 Γ_info(0,T) on a log axis, the mean upper and lower clip bound, and for sweeps the final accuracy per
 grid point (bars at the mean over seeds with a 95% CI and every seed as a point). Curves of one grid

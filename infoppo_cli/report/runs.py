@@ -24,8 +24,11 @@ from infoppo_cli.rundir import (
     EVAL_METRICS_FILE,
     METRICS_FILE,
     RunDir,
+    UnreadableEvalMetrics,
+    eval_metrics_path,
     metric_number,
     metric_series,
+    read_eval_metrics,
     read_manifest,
     read_metrics_log,
 )
@@ -144,15 +147,15 @@ def _numbers(row: dict[str, Any]) -> dict[str, float]:
     return {key: number for key, number in numbers if number is not None}
 
 
-def read_eval_document(path: Path, notes: list[str], label: str) -> dict[str, Any] | None:
-    """An ``infoppo eval`` metrics.json (``None`` and a warning naming the file when unreadable)."""
+def read_eval_document(out_dir: Path, notes: list[str], label: str) -> dict[str, Any] | None:
+    """The ``metrics.json`` of the eval output directory ``out_dir`` (``None`` and a warning naming the
+    file when unreadable)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(document, dict) or not isinstance(document.get("benches"), dict):
-            raise TypeError("no 'benches' object")
-        return document
-    except (OSError, ValueError, TypeError) as exc:
-        notes.append(f"{label}: cannot read {path} ({exc}); its accuracies are left out")
+        return read_eval_metrics(out_dir)
+    except UnreadableEvalMetrics as exc:
+        notes.append(
+            f"{label}: cannot read {eval_metrics_path(out_dir)} ({exc}); its accuracies are left out"
+        )
         return None
 
 
@@ -214,7 +217,7 @@ def read_run(path: Path, notes: list[str], **known: Any) -> RunData:
         run.steps = read_metrics_jsonl(layout.metrics, notes, run.name)
     eval_file = layout.eval_metrics
     if eval_file.exists():
-        document = read_eval_document(eval_file, notes, run.name)
+        document = read_eval_document(layout.eval, notes, run.name)
         scored = (document or {}).get("weights_fingerprint")
         now = weights_fingerprint(str(layout.final)) if layout.final.is_dir() else scored
         if scored != now:
@@ -230,8 +233,8 @@ def read_run(path: Path, notes: list[str], **known: Any) -> RunData:
 
 def read_eval_dir(path: Path, notes: list[str], known: dict[str, Any]) -> RunData:
     """An ``infoppo eval`` output directory, named by the model (and run) it evaluated."""
-    eval_file = path / EVAL_METRICS_FILE
-    document = read_eval_document(eval_file, notes, known.get("name", path.name))
+    eval_file = eval_metrics_path(path)
+    document = read_eval_document(path, notes, known.get("name", path.name))
     identity = eval_identity(path, document or {}, notes)
     run = RunData(name=known.pop("name", identity.name), path=path, **known)
     run.model, run.method = run.model or identity.model, run.method or identity.method

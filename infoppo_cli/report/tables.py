@@ -41,7 +41,7 @@ before it was an accuracy): not a benchmark itself."""
 
 
 def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = None) -> list[str]:
-    """Benchmarks with any accuracy, the paper's two first.
+    """Benchmarks with any accuracy, AIME24 and AIME25 (InfoPPO's main figures) first.
 
     metrics.jsonl holds OpenRLHF's own eval keys too (``eval_<ds>_pass1`` as a fraction,
     ``eval_<ds>_truncated_rate``, ``eval_num_samples`` ...) and the trainer's ``eval_mean_over_benches``;

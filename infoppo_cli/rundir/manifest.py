@@ -1,24 +1,28 @@
 """``manifest.json``: a run's resolved config, exact command, versions, commit, seed, status and times.
 
-One writer (:func:`write_manifest`, atomic) and one reader (:func:`read_manifest`). The reader's one
-error policy: a manifest that cannot be read, or that is not a JSON object, is a :class:`UsageError`;
-so is a field of the wrong shape, found when a command asks for it (:class:`Manifest`): every such error
-is one line naming the file and the field (``RUN/manifest.json is not an infoppo train manifest:
-config.request is missing, empty or not an object``). A command that can do without the manifest (a
-report) shows that same line as a warning.
+Built here for every launch (:func:`new_manifest`, with :func:`launch_fields` and, at the end,
+:func:`ended`), from the values ``infoppo train`` resolved. One writer (:func:`write_manifest`, atomic;
+:func:`restore_manifest` puts back one as it was read) and one reader (:func:`read_manifest`). The
+reader's one error policy: a manifest that cannot be read, or that is not a JSON object, is a
+:class:`UsageError`; so is a field of the wrong shape, found when a command asks for it
+(:class:`Manifest`): every such error is one line naming the file and the field (``RUN/manifest.json is
+not an infoppo train manifest: config.request is missing, empty or not an object``). A command that can
+do without the manifest (a report) shows that same line as a warning.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_json
+from infoppo_cli.atomic import atomic_write_bytes, atomic_write_json
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records import utc_timestamp
 from infoppo_cli.rundir.layout import RunDir, run_of_model
 
 _KINDS = {str: "a string", int: "an integer", dict: "an object"}
@@ -148,9 +152,79 @@ def write_manifest(run: RunDir, record: Mapping[str, Any]) -> None:
     atomic_write_json(run.manifest, dict(record))
 
 
+def restore_manifest(run: RunDir, saved: bytes) -> None:
+    """Put back the manifest as it was read (``saved``, its bytes), atomically."""
+    atomic_write_bytes(run.manifest, saved)
+
+
+def git_commit() -> str | None:
+    """The commit of infoppo's own checkout (``None`` outside one, or without git)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def new_manifest(
+    config: Mapping[str, Any], command: Sequence[str], seed: int, status: str, **launch: Any
+) -> dict[str, Any]:
+    """A run's manifest: its resolved ``config``, the exact ``command``, the stack's versions, infoppo's
+    commit, the ``seed``, the ``status`` and the ``launch``'s fields (:func:`launch_fields`)."""
+    from infoppo_cli.resources import stack_versions
+
+    return {
+        "config": config,
+        "command": command,
+        "versions": stack_versions(),
+        "git_commit": git_commit(),
+        "seed": seed,
+        "status": status,
+        **launch,
+    }
+
+
+def launch_fields(
+    previous: Manifest | None,
+    started: str,
+    typed_command: str | None,
+    changes: Mapping[str, Any],
+    base_model: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The fields of a launch at ``started``, a ``--resume`` of ``previous`` or a new run: when it first
+    started and when last, the ``infoppo_command`` as typed at the first launch, the ``resumes`` (each
+    with its time, its typed command and the settings it changed, ``changes``) and the ``base_model``
+    (``rundir/base_model.py``; a resume keeps the Hub revision the run started from)."""
+    fields: dict[str, Any] = {
+        "start_time": (previous.start_time if previous else None) or started,
+        "last_start_time": started,
+    }
+    if previous is not None:
+        entry: dict[str, Any] = {"time": started, "overrides": changes}
+        if typed_command:
+            entry["command"] = typed_command
+        fields["resumes"] = [*(previous.record.get("resumes") or []), entry]
+    first = previous.record.get("infoppo_command") if previous is not None else typed_command
+    if first:
+        fields["infoppo_command"] = first
+    kept = previous.record.get("base_model") if previous is not None else None
+    same_hub_model = isinstance(kept, dict) and kept.get("hub_id") == base_model.get("hub_id")
+    fields["base_model"] = kept if same_hub_model and kept.get("revision") else base_model
+    return fields
+
+
+def ended(record: Mapping[str, Any], status: str, exit_code: int) -> dict[str, Any]:
+    """``record`` of a run that ended now with ``status`` and the process's ``exit_code``."""
+    return {**record, "status": status, "end_time": utc_timestamp(), "exit_code": exit_code}
+
+
 def trained_response_length(model: str | os.PathLike[str]) -> int | None:
     """The response length (``rollout.max_new_tokens``) a model was trained with, when it belongs to a
-    run that recorded it: evaluation uses the same budget (the paper: max tokens = training length)."""
+    run that recorded it: evaluation uses the same budget (InfoPPO's evaluation protocol: max tokens =
+    training length)."""
     run = run_of_model(model)
     manifest = read_manifest(run) if run is not None else None
     return manifest.flag("rollout.max_new_tokens", int) if manifest is not None else None

@@ -1,4 +1,5 @@
-"""``metrics.jsonl``: one JSON object per training step; its one writer's encoding and its one reader.
+"""``metrics.jsonl``: one JSON object per training step; its one writer (:class:`MetricsWriter`) and its
+one reader.
 
 Schema: every line is one JSON object with an integer ``step`` (the training step, counted from 1) and
 numbers only otherwise: the per-step diagnostics under the names listed in
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from infoppo_cli.records import iter_jsonl
+from infoppo_cli.records import JsonlLog, iter_jsonl
 
 _NON_FINITE_NAMES = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
@@ -38,6 +39,17 @@ def _encoded(value: Any) -> Any:
 def metrics_line(record: dict[str, Any]) -> str:
     """One step's line (without its newline): standard JSON, a non-finite value written as text."""
     return json.dumps({key: _encoded(value) for key, value in record.items()}, allow_nan=False)
+
+
+class MetricsWriter:
+    """The one writer of a ``metrics.jsonl``: appends step records, each as :func:`metrics_line`, to the
+    append-only log (``records.jsonl``'s torn-line policy: fsynced, a torn last line cut off first)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._log = JsonlLog(path, "metrics line")
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        self._log.append([metrics_line(dict(record))])
 
 
 @dataclass

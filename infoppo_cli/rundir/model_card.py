@@ -6,7 +6,6 @@ data, the weights' fingerprint, the results table, the ``infoppo`` command as ty
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.rundir.base_model import base_name, describe_base, recorded_base
+from infoppo_cli.rundir.eval_metrics import UnreadableEvalMetrics, read_eval_metrics
 from infoppo_cli.rundir.layout import RunDir
 from infoppo_cli.rundir.manifest import Manifest, read_manifest
 from infoppo_cli.rundir.weights import short, weights_fingerprint
@@ -185,8 +185,7 @@ def write_model_card(run: RunDir, metrics: Mapping[str, Any] | None = None) -> P
 
 
 def _saved_eval_metrics(run: RunDir) -> dict[str, Any] | None:
-    path = run.eval_metrics
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        return read_eval_metrics(run.eval)
+    except UnreadableEvalMetrics:
         return None

@@ -1,1 +1,1 @@
-"""Sweeps: the paper's ablation grids, the resumable sweep state, launchers and the runner."""
+"""Sweeps: InfoPPO's ablation grids, the resumable sweep state, launchers and the runner."""

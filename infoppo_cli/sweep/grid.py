@@ -1,5 +1,7 @@
-"""Sweep grids: the `infoppo train` runs a sweep expands to, their names and their commands (what
-each kind varies is in :mod:`infoppo_cli.sweep.kinds`)."""
+"""Sweep grids: the runs a sweep expands to, each an `infoppo train` request, their names and the commands
+of their phases (a run's train command is its request's, as
+:func:`~infoppo_cli.train.request.train_argv` writes it; what each kind varies is in
+:mod:`infoppo_cli.sweep.kinds`)."""
 
 from __future__ import annotations
 
@@ -9,33 +11,30 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.openrlhf_adapter.flags import redact_argv
 from infoppo_cli.rundir import RunDir
-from infoppo_cli.schema import option_fields
+from infoppo_cli.schema import fields_argv, flag_of, option_fields
 from infoppo_cli.sweep.kinds import (
+    CONTROLLED_HINTS,
     KINDS,
-    RAY_JOB_TRAIN_ARGS,
     SWEEP_CONTROLLED_FIELDS,
-    SWEEP_CONTROLLED_FLAGS,
     Value,
-    command_number,
     format_value,
     held_values,
     parse_time_arms,
     parse_values,
     sweep_kind,
 )
-from infoppo_cli.train.request import TrainRequest
+from infoppo_cli.train.request import TrainRequest, train_argv
 
 __all__ = ["GridPoint", "SweepPlan", "build_plan", "expand_grid", "parse_time_arms", "parse_values"]
-__all__ += ["RAY_JOB_TRAIN_ARGS", "KINDS", "option_name", "parse_eval_benches"]
+__all__ += ["KINDS", "check_train_options", "parse_eval_benches"]
 
 MAX_SEEDS = 100
 """More seeds per grid point than any study reports: a larger --seeds is a typo (or a shell variable)."""
 MAX_RUNS = 1000
 """The most training runs one sweep takes; sweep.json and the dry run list every one of them."""
 LONG_SWEEP_ROUNDS = 8
-"""More rounds of runs one after another (each a full RL run of hours) than the paper's largest grid
+"""More rounds of runs one after another (each a full RL run of hours) than InfoPPO's largest ablation grid
 (gamma: 4 values x 2 arms, run locally) earn a warning."""
 MANY_RUNS = 64
 """Runs at once this many times over (each a GPU allocation) earn a warning however parallel they go."""
@@ -67,15 +66,6 @@ class GridPoint:
         """Readable, file-system safe: ``gamma-0.999-info-seed1``, ``clip-5-10-info-seed2``."""
         parts = (self.kind, self.value_label.replace(":", "-"), self.time, f"seed{self.seed}")
         return "-".join(part for part in parts if part)  # components: no value, the arm is the method
-
-    def swept_args(self) -> list[str]:
-        """The train options that set this point's value."""
-        spec = KINDS[self.kind]
-        parts = self.value if isinstance(self.value, tuple) else (self.value,)
-        args: list[str] = []
-        for flag, part in zip(spec.flags, parts, strict=True):
-            args += [flag, part if isinstance(part, str) else command_number(self.kind, part)]
-        return args
 
     def swept_fields(self) -> dict[str, float | str]:
         """This point's value as ``TrainRequest`` fields (``{"eps_low_info": 5.0, ...}``)."""
@@ -129,34 +119,22 @@ def clocks_coincide(kind: str, value: Value, held: Mapping[str, float]) -> bool:
     return gamma == 1.0 and lambd == 1.0
 
 
-def option_name(token: str) -> str | None:
-    """``--gamma`` for ``--gamma`` or ``--gamma=0.9``; None for a non-option token."""
-    return token.split("=", 1)[0] if token.startswith("--") else None
-
-
-def passed_fields(extra_train_args: Sequence[str]) -> set[str]:
-    """The ``TrainRequest`` fields that pass-through train options set, whichever flag spells them
-    (``--lambda`` and ``--lambd`` both set ``lambd``)."""
-    fields = option_fields(TrainRequest)
-    return {fields[name] for name in map(option_name, extra_train_args) if name in fields}
-
-
-def check_passthrough(kind: str, extra_train_args: Sequence[str]) -> None:
-    """Refuse pass-through train options that the sweep sets itself (a clear line, exit 2)."""
+def check_train_options(kind: str, train_options: Mapping[str, Any]) -> None:
+    """Refuse train options that the sweep sets itself for each run (a clear line, exit 2)."""
     spec = sweep_kind(kind)
     fields = option_fields(TrainRequest)
     controlled = {*SWEEP_CONTROLLED_FIELDS, *(fields[flag] for flag in spec.flags)}
-    hints = {"seed": " (use --seeds N for seeds 1..N)", "method": " (use --time info,token)"}
-    for token in extra_train_args:
-        name = option_name(token)
-        if name in SWEEP_CONTROLLED_FLAGS or fields.get(name or "") in controlled:
-            hint = hints.get(fields.get(name or "", ""), " (use the sweep's own options or --values)")
-            raise UsageError(f"{name} is set by the {kind} sweep and cannot be passed to train{hint}")
+    for name in train_options:
+        if name in controlled:
+            hint = CONTROLLED_HINTS.get(name, " (use the sweep's own options or --values)")
+            flag = flag_of(TrainRequest, name, train_options[name])
+            raise UsageError(f"{flag} is set by the {kind} sweep and cannot be passed to train{hint}")
 
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """Everything a sweep will run: its grid points and the command line of each phase."""
+    """Everything a sweep will run: its grid points, each an `infoppo train` request, and the command
+    line of each phase."""
 
     kind: str
     preset: str
@@ -165,13 +143,13 @@ class SweepPlan:
     seeds: int
     out_dir: Path
     eval_benches: tuple[str, ...] = ()
-    extra_train_args: tuple[str, ...] = ()
+    """``--final-eval-bench``: the benchmarks each run's final model is evaluated on after training."""
     eval_max_tokens: int | None = None
-    """The preset's response length, which eval generates up to (the paper's protocol)."""
+    """The preset's response length, which eval generates up to (InfoPPO's evaluation protocol)."""
     train_options: Mapping[str, Any] = field(default_factory=dict)
-    """``extra_train_args`` as ``TrainRequest`` fields, parsed as `infoppo train` parses them."""
-    tracking: Mapping[str, str] = field(default_factory=dict)
-    """The sweep's tracking options as ``TrainRequest`` fields (``run_name``: the runs' prefix)."""
+    """The train options every run gets, as ``TrainRequest`` fields (a secret's value redacted)."""
+    run_name_prefix: str | None = None
+    """``--run-name-prefix``: each run is named NAME-<grid point> in wandb and TensorBoard."""
     held_defaults: Mapping[str, float] = field(default_factory=dict)
     """The preset's held γ or λ for this kind (``[sweeps.gamma]``), over the info arm's method's."""
 
@@ -181,7 +159,7 @@ class SweepPlan:
         return tuple(expand_grid(self.kind, self.values, self.arms, self.seeds, self.effective_held()))
 
     def effective_held(self) -> dict[str, float]:
-        """What every run holds, flag -> value: a pass-through option's value where one is given."""
+        """What every run holds, flag -> value: a train option's value where one is given."""
         fields = option_fields(TrainRequest)
         passed = {flag: self.train_options.get(fields[flag]) for flag in KINDS[self.kind].held}
         return {**self.held(), **{flag: float(v) for flag, v in passed.items() if v is not None}}
@@ -193,82 +171,62 @@ class SweepPlan:
             "time": list(self.arms),
             "seeds": self.seeds,
             "eval_bench": list(self.eval_benches),
-            "extra_train_args": redact_argv(list(self.extra_train_args)),  # a wandb key stays out
-            "tracking": dict(self.tracking),
+            "extra_train_args": fields_argv(TrainRequest, self.train_options),
+            "run_name_prefix": self.run_name_prefix,
         }
 
     def sweep_command(self, launcher_args: Sequence[str] = ()) -> list[str]:
         """The ``infoppo sweep`` command line that resumes this sweep (recorded in ``sweep.json``);
-        ``launcher_args`` are the options that chose where runs go (``--address``, ``--launcher`` ...)."""
+        ``launcher_args`` are the options that chose where runs go (``--ray-dashboard``, ``--launcher``)."""
         argv = ["infoppo", "sweep", self.kind, "--preset", self.preset]
         if KINDS[self.kind].flags:
             argv += ["--values", ",".join(format_value(self.kind, value) for value in self.values)]
         argv += ["--time", ",".join(self.arms), "--seeds", str(self.seeds), "--out", str(self.out_dir)]
         if self.eval_benches:
-            argv += ["--eval-bench", ",".join(self.eval_benches)]
-        argv += [token for name, value in self.tracking.items() for token in (_flag(name), value)]
-        return argv + list(launcher_args) + redact_argv(list(self.extra_train_args))
+            argv += ["--final-eval-bench", ",".join(self.eval_benches)]
+        if self.run_name_prefix:
+            argv += ["--run-name-prefix", self.run_name_prefix]
+        return argv + list(launcher_args) + fields_argv(TrainRequest, self.train_options)
 
     def run_dir(self, point: GridPoint) -> Path:
         """``OUT/<run name>``: one run per directory."""
         return self.out_dir / point.name
 
     def passes(self, flag: str) -> bool:
-        """Whether the pass-through train options set the option ``flag`` spells."""
-        return option_fields(TrainRequest).get(flag) in passed_fields(self.extra_train_args)
+        """Whether the sweep's train options set the option ``flag`` spells."""
+        return option_fields(TrainRequest).get(flag) in self.train_options
 
     def held(self) -> dict[str, float]:
-        """The held options this sweep's runs get (those not passed through), flag -> value."""
+        """The held options this sweep's runs get (those not given as train options), flag -> value."""
         held = {**held_values(KINDS[self.kind]), **self.held_defaults}
         return {flag: value for flag, value in held.items() if not self.passes(flag)}
 
+    def run_name(self, point: GridPoint) -> str:
+        """The point's name in wandb and TensorBoard: the grid point's, after ``--run-name-prefix``."""
+        return f"{self.run_name_prefix}-{point.name}" if self.run_name_prefix else point.name
+
     def train_request(self, point: GridPoint) -> TrainRequest:
-        """The `infoppo train` request of this point: what :meth:`train_command` asks for, checked by
-        ``plan_training`` before the sweep launches that command."""
+        """The `infoppo train` request of this point: the held values, the sweep's train options, the
+        point's value, and what the sweep sets for every run (its preset, method, seed and directory;
+        its wandb group, the sweep directory's name unless ``--wandb-group``, and its name)."""
         fields = option_fields(TrainRequest)
         held = {fields[flag]: value for flag, value in self.held().items()}
-        return TrainRequest(
-            **{**held, **self.train_options, **point.swept_fields()},
-            preset=self.preset,
-            method=point.method,
-            seed=point.seed,
-            output_dir=str(self.run_dir(point)),
-            **self.tracking_fields(point),
-        )
-
-    def tracking_fields(self, point: GridPoint) -> dict[str, str]:
-        """The point's tracking as ``TrainRequest`` fields: the sweep's options, grouped by the sweep
-        directory's name unless ``--wandb-group``, named by the point (after ``--run-name``'s prefix)."""
-        fields = {name: value for name, value in self.tracking.items() if name != "run_name"}
-        fields.setdefault("wandb_group", self.out_dir.name)
-        prefix = self.tracking.get("run_name")
-        fields["run_name"] = f"{prefix}-{point.name}" if prefix else point.name
-        return fields
+        own = {
+            "preset": self.preset,
+            "method": point.method,
+            "seed": point.seed,
+            "output_dir": str(self.run_dir(point)),
+            "wandb_group": self.train_options.get("wandb_group") or self.out_dir.name,
+            "run_name": self.run_name(point),
+        }
+        return TrainRequest(**{**held, **self.train_options, **point.swept_fields(), **own})
 
     def train_command(self, point: GridPoint) -> list[str]:
-        """``infoppo train ...`` for this point: the same command line a user would type."""
-        held: list[str] = []
-        for flag, value in self.held().items():
-            held += [flag, repr(float(value))]
-        return [
-            "infoppo",
-            "train",
-            "--preset",
-            self.preset,
-            "--method",
-            point.method,
-            *point.swept_args(),
-            *held,
-            "--seed",
-            str(point.seed),
-            "--output-dir",
-            str(self.run_dir(point)),
-            *(token for name, value in self.tracking_fields(point).items() for token in (_flag(name), value)),
-            *redact_argv(list(self.extra_train_args)),  # a wandb key reaches runs in the environment
-        ]
+        """``infoppo train ...`` for this point: its request's command line (:func:`train_argv`)."""
+        return train_argv(self.train_request(point))
 
     def eval_command(self, point: GridPoint) -> list[str] | None:
-        """``infoppo eval`` on the run's final model, or None without ``--eval-bench``."""
+        """``infoppo eval`` on the run's final model, or None without ``--final-eval-bench``."""
         if not self.eval_benches:
             return None
         run_dir = RunDir(self.run_dir(point))
@@ -302,16 +260,15 @@ def build_plan(
     time: str | None = None,
     seeds: int = 1,
     eval_benches: Sequence[str] = (),
-    extra_train_args: Sequence[str] = (),
     train_options: Mapping[str, Any] | None = None,
-    tracking: Mapping[str, str] | None = None,
+    run_name_prefix: str | None = None,
 ) -> SweepPlan:
-    """Validate the sweep options and expand them into a :class:`SweepPlan`; ``train_options`` are
-    ``extra_train_args`` parsed into ``TrainRequest`` fields (the command line parses them)."""
+    """Validate the sweep options and expand them into a :class:`SweepPlan`; ``train_options`` are the
+    train options every run gets, as ``TrainRequest`` fields."""
     sweep_kind(kind)
     response_length = preset_response_length(preset)
     grid = preset_sweep_grid(preset, kind)
-    check_passthrough(kind, extra_train_args)
+    check_train_options(kind, train_options or {})
     check_seeds(seeds)
     defaults = grid.values if grid is not None else None
     parsed_values, arms = parse_values(kind, values, defaults), parse_time_arms(kind, time)
@@ -324,17 +281,11 @@ def build_plan(
         seeds=seeds,
         out_dir=Path(out_dir).resolve(),
         eval_benches=tuple(eval_benches),
-        extra_train_args=tuple(extra_train_args),
         eval_max_tokens=response_length,
-        held_defaults=dict(grid.held) if grid is not None else {},
         train_options=dict(train_options or {}),
-        tracking=dict(tracking or {}),
+        run_name_prefix=run_name_prefix,
+        held_defaults=dict(grid.held) if grid is not None else {},
     )
-
-
-def _flag(field_name: str) -> str:
-    """The `infoppo train` option of a ``TrainRequest`` field of the sweep's own (``--wandb-group``)."""
-    return "--" + field_name.replace("_", "-")
 
 
 def check_seeds(seeds: int) -> None:

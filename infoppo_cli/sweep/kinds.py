@@ -1,4 +1,4 @@
-"""Sweep kinds: what each sweep varies, its paper defaults, its arms and how its values are parsed.
+"""Sweep kinds: what each sweep varies, its default grid (InfoPPO's), its arms and how its values are parsed.
 
 A sweep compares settings of one hyper-parameter. For ``gamma`` and ``lambda`` every value is run in
 two arms: information time (``--method infoppo``) and token time (``--method info-clip``: InfoPPO with
@@ -8,7 +8,7 @@ give its own grid and held value (``[sweeps.gamma]`` in ``presets/tiny-cpu-long.
 ``norm`` vary settings that exist only in information time, so they have the info arm alone.
 ``components`` varies no value: its arms are the methods that take InfoPPO apart (PPO,
 information-time GAE alone, the adaptive clip alone, both), all at the same γ, λ and seeds, which
-answers "which half of InfoPPO matters?". ``methods`` is the paper's main comparison: InfoPPO and its
+answers "which half of InfoPPO matters?". ``methods`` is InfoPPO's main comparison: InfoPPO and its
 baselines, each with its own recipe, on the same RL-step axis.
 """
 
@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
 
 Value = float | str | tuple[float, ...]
@@ -31,25 +32,38 @@ adaptive clip, reward and optimizer), so that the arms differ in their clock alo
 COMPONENT_METHODS: tuple[str, ...] = ("ppo", "info-gae", "info-clip", "infoppo")
 """Neither half of InfoPPO, information-time GAE alone, the adaptive clip alone, both (methods.toml)."""
 COMPARED_METHODS: tuple[str, ...] = ("infoppo", "ppo", "dapo", "dapo-ft")
-"""The paper's comparison: InfoPPO against PPO, DAPO and DAPO-FT (methods.toml)."""
+"""InfoPPO's main comparison: InfoPPO against PPO, DAPO and DAPO-FT (methods.toml)."""
 
 HELD_FLAGS: dict[str, str] = {"--gamma": "algo.advantage.gamma", "--lambd": "algo.advantage.lambd"}
 """The train options a sweep may hold, and the OpenRLHF flag whose value the info arm's method
 (``infoppo`` in ``presets/methods.toml``) gives each: a γ sweep holds λ at InfoPPO's λ and a λ sweep
 γ at InfoPPO's γ, for both arms, so that token-time PPO runs with exactly the info arm's discounting."""
 
-RAY_JOB_TRAIN_ARGS: tuple[str, ...] = ("--address", "auto")
-"""Added to train inside a Ray job: join the job's own cluster (``RAY_ADDRESS``), start no Ray of its own."""
+RAY_JOB_ADDRESS = "auto"
+"""train's ``--address`` inside a Ray job: join the job's own cluster (``RAY_ADDRESS``), start no Ray."""
 
-SWEEP_CONTROLLED_FIELDS: tuple[str, ...] = ("preset", "method", "seed", "output_dir", "address", "resume")
-"""The `infoppo train` request fields the sweep sets itself; they cannot be passed through."""
-SWEEP_CONTROLLED_FLAGS: tuple[str, ...] = ("--dry-run", "--list-presets", "--replay")
-"""`infoppo train`'s own modes: a sweep runs each run for real, from its own plan."""
+SWEEP_CONTROLLED_FIELDS: tuple[str, ...] = (
+    "preset",
+    "method",
+    "seed",
+    "output_dir",
+    "address",
+    "resume",
+    "run_name",
+)
+"""The `infoppo train` request fields the sweep sets itself for each run; a sweep does not take them."""
+CONTROLLED_HINTS: dict[str, str] = {
+    "seed": " (use --seeds N for seeds 1..N)",
+    "method": " (use --time info,token)",
+    "address": " (runs join the Ray cluster they are launched on; --ray-dashboard submits them to one)",
+    "run_name": " (each run is named after its grid point; --run-name-prefix NAME puts NAME- before it)",
+}
+"""What to use instead of a train option that the sweep sets itself."""
 
 
 @dataclass(frozen=True)
 class SweepKind:
-    """What one sweep kind varies and its paper defaults."""
+    """What one sweep kind varies and its default grid (InfoPPO's ablation grid)."""
 
     name: str
     flags: tuple[str, ...]
@@ -96,7 +110,7 @@ KINDS: dict[str, SweepKind] = {
     "norm": SweepKind(
         name="norm",
         flags=("--norm",),
-        defaults=("global", "batch", "sentence"),
+        defaults=tuple(NORMS),
         arms=("info",),
         symbol="norm",
         value_help="entropy normalisations among global, batch, sentence",
@@ -153,22 +167,18 @@ def _format_number(number: float) -> str:
     return str(int(number)) if float(number).is_integer() and abs(number) < 1e15 else repr(float(number))
 
 
-def command_number(kind: str, number: float) -> str:
-    return repr(float(number)) if kind in ("gamma", "lambda") else _format_number(number)
-
-
 def parse_values(
     kind: str, raw: Sequence[str] | None, defaults: Sequence[Value] | None = None
 ) -> tuple[Value, ...]:
     """Grid values from ``--values`` (comma-separated, the option may repeat); when ``raw`` is None,
-    ``defaults`` (a preset's own grid) or else the paper's. Invalid or out-of-range values are a
+    ``defaults`` (a preset's own grid) or else InfoPPO's ablation grid. Invalid or out-of-range values are a
     :class:`UsageError`; duplicates are dropped."""
     spec = sweep_kind(kind)
     if raw is None:
         return tuple(defaults) if defaults is not None else spec.defaults
     items = [item.strip() for chunk in raw for item in chunk.split(",") if item.strip()]
     if not items:
-        raise UsageError(f"--values is empty; give {spec.value_help} (or leave it out for the paper's grid)")
+        raise UsageError(f"--values is empty; give {spec.value_help} (or leave it out for InfoPPO's grid)")
     if not spec.flags:
         raise UsageError(f"the {kind} sweep takes {spec.value_help}; got --values {','.join(items)}")
     values = [_parse_one(spec, item) for item in items]
@@ -176,11 +186,11 @@ def parse_values(
 
 
 def _parse_one(spec: SweepKind, item: str) -> Value:
-    from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
+    from infoppo_cli.infotime import validate_hyperparameters
 
     bad = f"--values for the {spec.name} sweep takes {spec.value_help}; got {item!r}"
     if spec.name == "norm":
-        if item not in NORM_MODES:
+        if item not in NORMS:
             raise UsageError(bad)
         return item
     try:

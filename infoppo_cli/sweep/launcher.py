@@ -14,16 +14,17 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.sweep import phase_log
-from infoppo_cli.sweep.kinds import RAY_JOB_TRAIN_ARGS
+from infoppo_cli.sweep.kinds import RAY_JOB_ADDRESS
 from infoppo_cli.sweep.liveness import process_runs_in
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord
+from infoppo_cli.train.request import TrainRequest, request_from_argv, train_argv
 
 EXECUTABLE_ENV = "INFOPPO_SWEEP_EXECUTABLE"
 """Overrides the program that stands for ``infoppo`` in a sweep's commands (split like a shell would)."""
@@ -41,18 +42,22 @@ def resolve_executable(remote: bool) -> list[str]:
     return ["infoppo"] if remote else [sys.executable, "-m", "infoppo_cli"]
 
 
+def as_launched(request: TrainRequest, *, resume: bool, in_ray_job: bool) -> TrainRequest:
+    """A run's train request as it starts: resumed when its directory holds a started run (an earlier
+    attempt wrote ``manifest.json``; train refuses to overwrite it otherwise), and joining the job's
+    own Ray cluster inside a Ray job (``--address auto``)."""
+    address = RAY_JOB_ADDRESS if in_ray_job else request.address
+    return replace(request, resume=request.resume or resume, address=address)
+
+
 def launch_argv(run: RunRecord, phase: PhaseRecord, in_ray_job: bool = False) -> list[str]:
-    """The phase's command plus what depends on where and when it starts: for train, ``--resume`` when
-    the run directory holds a started run (an earlier attempt wrote ``manifest.json``; train refuses
-    to overwrite it otherwise), and ``--address auto`` inside a Ray job."""
-    argv = list(phase.command)
+    """The phase's command as it starts: a train phase's is its recorded request
+    (:func:`~infoppo_cli.train.request.request_from_argv`) :func:`as_launched`, written by
+    :func:`~infoppo_cli.train.request.train_argv`; an eval phase's is its recorded command."""
     if phase.name != "train":
-        return argv
-    if RunDir(Path(run.output_dir)).is_run() and "--resume" not in argv:
-        argv.append("--resume")
-    if in_ray_job:
-        argv += RAY_JOB_TRAIN_ARGS
-    return argv
+        return list(phase.command)
+    resume = RunDir(Path(run.output_dir)).is_run()
+    return train_argv(as_launched(request_from_argv(phase.command), resume=resume, in_ray_job=in_ray_job))
 
 
 def log_header(run: RunRecord, phase: PhaseRecord, argv: Sequence[str]) -> str:
@@ -109,7 +114,7 @@ class Launcher(Protocol):
 
 _JOB_KINDS = {
     # launcher -> (the record field of its job id, its name, the option that re-attaches, the stop command)
-    "ray": ("ray_job_id", "Ray job", "that --address", "ray job stop"),
+    "ray": ("ray_job_id", "Ray job", "that --ray-dashboard", "ray job stop"),
     "slurm": ("slurm_job_id", "SLURM job", "--launcher slurm", "scancel"),
 }
 

@@ -18,8 +18,6 @@ from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.state import SweepState
 from infoppo_cli.train.builtin_task import BuildProgress
 
-TRAIN_EVAL_OPTION = "--train-eval-bench"
-"""The sweep's option for its runs' in-training benchmarks (its ``--eval-bench`` evaluates after training)."""
 NAMED = 3
 """A problem of some points names this many of them, then counts the rest."""
 
@@ -81,7 +79,25 @@ def check_sweep(
         data = arm.data_to_prepare
         check.missing_data += [data] if data and data not in check.missing_data else []
         check.warnings += [warning for warning in arm.warnings if warning not in check.warnings]
-        for problem in launch_problems(arm, benches, eval_option=TRAIN_EVAL_OPTION):
+        for problem in launch_problems(arm, benches):
             found.setdefault(problem, []).append(point.name)
     check.problems = [_shown(message, names, len(points)) for message, names in found.items()]
     return check
+
+
+def dry_run_notes(check: SweepCheck, launcher: str, existing: SweepState | None) -> list[str]:
+    """What a real run of the sweep would meet that its dry run did not stop for: data not prepared
+    yet, a moved sweep directory, SLURM missing here."""
+    from infoppo_cli.sweep.relocate import left_running
+    from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
+    from infoppo_cli.train.request import PREPARE_DATA
+
+    notes = [f"{data} does not exist yet: {PREPARE_DATA}" for data in check.missing_data]
+    if existing is not None and existing.moved_from:
+        blocked = left_running(existing.runs, existing.moved_from)
+        resumes = f"a real run would be refused: {blocked}" if blocked else "its runs resume here"
+        notes.append(f"{existing.path} was written in {existing.moved_from}; {resumes}")
+    problem = slurm_problem() if launcher == "slurm" and not local_executor_requested() else None
+    if problem:
+        notes.append(f"--launcher slurm: {problem}; a real run would be refused here")
+    return notes

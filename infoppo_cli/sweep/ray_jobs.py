@@ -57,7 +57,7 @@ class RayJobLauncher:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EnvironmentProblem(
                 f"cannot reach the Ray cluster at {address}: {first} "
-                "(--address takes the dashboard address, e.g. http://HEAD_NODE:8265)"
+                "(--ray-dashboard takes the dashboard address, e.g. http://HEAD_NODE:8265)"
             ) from None
 
     def job_id_for(self, run: RunRecord, phase: PhaseRecord) -> str:

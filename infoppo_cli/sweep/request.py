@@ -2,21 +2,26 @@
 
 Each field of :class:`SweepRequest` carries its command-line declaration (``infoppo_cli.schema.option``),
 from which ``infoppo_cli.cli.options`` builds ``infoppo sweep``'s options (the SLURM options are
-:class:`SlurmSettings`' fields, declared here so the command line does not import the SLURM launcher).
-Where the runs go is checked here, before anything is planned.
+:class:`SlurmSettings`' fields, declared here so the command line does not import the SLURM launcher;
+the train options every run gets are ``TrainRequest``'s own, under train's names). Where the runs go is
+checked here, before anything is planned; :meth:`SweepRequest.plan` turns the request into its grid.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.flags import redact_argv, secrets_in_argv
 from infoppo_cli.schema import option
 from infoppo_cli.sweep.kinds import KINDS, Value
-from infoppo_cli.train.request import DEFAULT_WANDB_PROJECT, WANDB_MODE_CHOICES
+
+if TYPE_CHECKING:
+    from infoppo_cli.sweep.grid import SweepPlan
 
 LAUNCHERS = ("local", "ray", "slurm")
 
@@ -36,70 +41,58 @@ def paper_grids() -> str:
 @dataclass(frozen=True)
 class SweepRequest:
     """The options of ``infoppo sweep`` (its kind is an argument; its SLURM options are
-    ``SlurmSettings``; options it does not know go to every ``infoppo train``)."""
+    ``SlurmSettings``; the train options every run gets are ``TrainRequest``'s, with train's names)."""
 
-    preset: str = option("qwen3-4b", "Model preset of every run.", "--preset")
+    preset: str = option("qwen3-4b", "Model preset of every run (train's --preset).", "--preset", "-p")
     values: list[str] | None = option(
         None,
         "Grid values, comma-separated; clip takes EPS_LOW:EPS_HIGH pairs.",
-        default_text=f"the paper's grid, {paper_grids()}",
+        default_text=f"InfoPPO's ablation grid, {paper_grids()}",
     )
     time: str | None = option(
         None,
-        "Arms, comma-separated: info (InfoPPO) and/or token (PPO with the same gamma/lambda); for "
-        "components any of ppo, info-gae, info-clip, infoppo; for methods any of infoppo, ppo, dapo, "
-        "dapo-ft.",
+        "Arms, comma-separated: info (InfoPPO) and/or token (info-clip: InfoPPO's clip with GAE in "
+        "token time, the same gamma/lambda); for components any of ppo, info-gae, info-clip, infoppo; "
+        "for methods any of infoppo, ppo, dapo, dapo-ft.",
         default_text="info,token for gamma and lambda; info for clip and norm; all four for components "
         "and methods",
     )
     seeds: int = option(1, "Run seeds 1..N of every grid point.")
-    out: Path | None = option(None, "Sweep directory.", default_text="sweeps/KIND-PRESET")
+    out: Path | None = option(None, "Sweep directory.", "--out", "-o", default_text="sweeps/KIND-PRESET")
     launcher: str | None = option(
         None,
-        "Where runs go: local (one after another), ray (Ray jobs at --address) or slurm (a SLURM job "
-        "per run via submitit).",
-        default_text="ray with --address, else local",
+        "Where runs go: local (one after another), ray (Ray jobs at --ray-dashboard) or slurm (a SLURM "
+        "job per run via submitit).",
+        default_text="ray with --ray-dashboard, else local",
         cli_type=Literal[LAUNCHERS],
     )
-    address: str | None = option(
+    ray_dashboard: str | None = option(
         None,
-        "Ray dashboard address (e.g. http://HEAD:8265): submit each run as a Ray job there.",
+        "Ray dashboard address (e.g. http://HEAD:8265): submit each run as a Ray job there. (The sweep's "
+        "--address before; --address is train's, the Ray cluster a run joins.)",
         default_text="",
     )
     max_parallel: int | None = option(
         None, "Ray or SLURM: at most N runs at once.", default_text="1 on Ray, every run on SLURM"
     )
-    eval_bench: str | None = option(
+    final_eval_bench: str | None = option(
         None,
-        "After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25.",
+        "After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25. (The "
+        "sweep's --eval-bench before; --eval-bench is train's, every run's in-training eval.)",
         default_text="",
     )
-    train_eval_bench: str | None = option(
-        None,
-        "In-training eval of every run (`infoppo train --eval-bench`): benchmarks, NAME=FILE for a local "
-        "copy, none: off.",
-        default_text="train's: aime24,aime25, or the preset's task",
+    older_eval_bench: str | None = option(
+        None, "Older spelling of --eval-bench (every run's in-training eval).", "--train-eval-bench"
     )
     retry_failed: bool = option(False, "Run the sweep's failed runs again.", "--retry-failed")
     force_new_grid: bool = option(
         False, "Run another grid in a sweep directory that holds one (adds its runs).", "--force-new-grid"
     )
-    wandb_project: str | None = option(
-        None, "Weights & Biases project of every run.", default_text=DEFAULT_WANDB_PROJECT
-    )
-    wandb_group: str | None = option(
-        None, "Weights & Biases group of the sweep's runs.", default_text="the sweep directory's name"
-    )
-    run_name: str | None = option(
+    run_name_prefix: str | None = option(
         None,
-        "Prefix of every run's name in wandb and TensorBoard: NAME-RUN (RUN: the grid point's name).",
+        "Prefix of every run's name in wandb and TensorBoard: NAME-RUN (RUN: the grid point's name). (The "
+        "sweep's --run-name before; --run-name is train's, one run's whole name.)",
         default_text="none: the grid point's name, e.g. gamma-0.999-info-seed1",
-    )
-    wandb_mode: str | None = option(
-        None,
-        "wandb of every run: online, offline or disabled (as `infoppo train --wandb-mode`).",
-        default_text="as `infoppo train`",
-        cli_type=WANDB_MODE_CHOICES,
     )
 
     def __post_init__(self) -> None:
@@ -108,29 +101,51 @@ class SweepRequest:
         chosen = self.chosen_launcher
         if self.max_parallel is not None and self.max_parallel < 1:
             raise UsageError(f"--max-parallel must be >= 1, got {self.max_parallel}")
-        if chosen == "ray" and not self.address:
-            raise UsageError("--launcher ray needs --address (the Ray dashboard, e.g. http://HEAD:8265)")
-        if chosen != "ray" and self.address:
-            raise UsageError(f"--address is for --launcher ray, not {chosen}")
+        if chosen == "ray" and not self.ray_dashboard:
+            raise UsageError(
+                "--launcher ray needs --ray-dashboard (the Ray dashboard, e.g. http://HEAD:8265)"
+            )
+        if chosen != "ray" and self.ray_dashboard:
+            raise UsageError(f"--ray-dashboard is for --launcher ray, not {chosen}")
         if self.max_parallel not in (None, 1) and chosen == "local":
             raise UsageError(
-                "--max-parallel needs --address or --launcher slurm: local runs go one after another"
+                "--max-parallel needs --ray-dashboard or --launcher slurm: local runs go one after another"
             )
 
-    def train_args(self, passed: list[str]) -> list[str]:
-        """The options every `infoppo train` gets: those passed through, and ``--train-eval-bench``'s."""
-        chosen = self.train_eval_bench
-        return [*passed, *(["--eval-bench", chosen] if chosen is not None else [])]
+    def train_options(self, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The train options every run gets (``given``: ``TrainRequest`` fields, ``--train-eval-bench``'s
+        added), with the value of every secret ``--set`` redacted, and those secrets by environment
+        variable (the runs inherit them; no command or record shows them)."""
+        options = dict(given)
+        if self.older_eval_bench is not None:
+            if "eval_bench" in options:
+                raise UsageError("give --eval-bench or its older spelling --train-eval-bench, not both")
+            options["eval_bench"] = self.older_eval_bench
+        overrides = list(options.get("overrides") or [])
+        if overrides:
+            options["overrides"] = redact_argv(overrides)
+        return options, secrets_in_argv(overrides)
 
-    def tracking(self) -> dict[str, str]:
-        """The tracking options given, as ``TrainRequest`` fields (``run_name``: the runs' prefix)."""
-        names = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
-        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+    def plan(self, kind: str, train_options: Mapping[str, Any]) -> SweepPlan:
+        """The grid of this request's ``kind`` sweep, every run with ``train_options``."""
+        from infoppo_cli.sweep.grid import build_plan, parse_eval_benches
+
+        return build_plan(
+            kind,
+            preset=self.preset,
+            out_dir=self.out_dir(kind),
+            values=self.values,
+            time=self.time,
+            seeds=self.seeds,
+            eval_benches=parse_eval_benches(self.final_eval_bench),
+            train_options=train_options,
+            run_name_prefix=self.run_name_prefix,
+        )
 
     @property
     def chosen_launcher(self) -> str:
-        """``--launcher``, else ray with ``--address``, else local."""
-        return self.launcher or ("ray" if self.address else "local")
+        """``--launcher``, else ray with ``--ray-dashboard``, else local."""
+        return self.launcher or ("ray" if self.ray_dashboard else "local")
 
     def out_dir(self, kind: str) -> Path:
         """``--out``, else ``sweeps/KIND-PRESET``."""
@@ -139,6 +154,26 @@ class SweepRequest:
     def parallel(self, runs: int) -> int:
         """Runs at once: ``--max-parallel``, else every run on SLURM and one elsewhere."""
         return self.max_parallel or (runs if self.chosen_launcher == "slurm" else 1)
+
+    def where(self, parallel: int, slurm: SlurmSettings) -> str:
+        """Where the runs go, in words (``as Ray jobs on http://head:8265, at most 3 at once``)."""
+        return {
+            "local": "locally, one after another",
+            "ray": f"as Ray jobs on {self.ray_dashboard}, at most {parallel} at once",
+            "slurm": f"as SLURM jobs ({slurm.describe()}), at most {parallel} at once",
+        }[self.chosen_launcher]
+
+    def launcher_args(self, parallel: int, slurm: SlurmSettings) -> list[str]:
+        """The options that resume the sweep on the same launcher (recorded in sweep.json)."""
+        chosen = self.chosen_launcher
+        if chosen == "local":
+            return []
+        if chosen == "ray":
+            return ["--ray-dashboard", str(self.ray_dashboard), "--max-parallel", str(parallel)]
+        args = ["--launcher", "slurm", "--max-parallel", str(parallel), "--slurm-time", slurm.time]
+        args += ["--slurm-nodes", str(slurm.nodes), "--slurm-gpus-per-node", str(slurm.gpus_per_node)]
+        args += ["--slurm-partition", slurm.partition] if slurm.partition else []
+        return args + (["--slurm-account", slurm.account] if slurm.account else [])
 
 
 @dataclass(frozen=True)

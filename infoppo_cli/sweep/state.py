@@ -13,7 +13,7 @@ import json
 import secrets
 import shlex
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.records import PhaseRecord, RunRecord
 from infoppo_cli.sweep.relocate import left_running, reroot_document
 from infoppo_cli.sweep.state_schema import shape_problem
+from infoppo_cli.train.request import TRACKING_FIELDS, TrainRequest, request_from_argv
 
 STATE_FILE = "sweep.json"
 SCHEMA_VERSION = 1
@@ -307,28 +308,21 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-TRACKING_OPTIONS = ("--wandb-project", "--wandb-group", "--run-name", "--wandb-mode")
-"""Train options that name a run in wandb and TensorBoard: a change of them is no other experiment."""
-
-
-def _untracked(command: list[str]) -> list[str]:
-    """``command`` without its tracking options (and their values)."""
-    kept: list[str] = []
-    skip = False
-    for token in command:
-        if skip:
-            skip = False
-        elif token in TRACKING_OPTIONS:
-            skip = True
-        elif token.split("=", 1)[0] not in TRACKING_OPTIONS:
-            kept.append(token)
-    return kept
+def _untracked(command: list[str]) -> TrainRequest | list[str]:
+    """What a train command asks a run to compute: its request without the names it has in wandb and
+    TensorBoard (so that the same run reads the same however its command was written); the command
+    itself when it is no request (written by hand)."""
+    try:
+        request = request_from_argv(command)
+    except UsageError:
+        return command
+    return replace(request, **dict.fromkeys(TRACKING_FIELDS))
 
 
 def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     stored = {phase.name: phase for phase in run.phases}
     old_train, new_train = stored["train"], fresh.phase("train")
-    renamed = _untracked(old_train.command) == _untracked(new_train.command)  # only the names changed
+    renamed = _untracked(old_train.command) == _untracked(new_train.command)  # the same run
     if old_train.command != new_train.command and old_train.status != "pending" and renamed:
         if old_train.status == "failed":  # its retry uses the new names; a started phase keeps its own
             old_train.command = list(new_train.command)

@@ -1,8 +1,9 @@
 """Sampling the tiny model on held-out problems and grading what it writes with infoppo's grader.
 
-This is how the warm start's accuracy is measured: batched ``generate`` with left padding, the chat
-template as in training, temperature 1.0 and top-p 1 (or greedy), and each response judged by
-:func:`infoppo_cli.grading.grade` against the problem's gold answer, as the training reward judges it.
+This is how the warm start's accuracy is measured: the transformers sampler
+(:mod:`infoppo_cli.data.sampler`, torch's global stream seeded here), the chat template as in training,
+temperature 1.0 and top-p 1 (or greedy), and each response judged by :func:`infoppo_cli.grading.grade`
+against the problem's gold answer, as the training reward judges it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infoppo_cli.data.sampler import Sampling, sample_batch
 from infoppo_cli.data.templates import chat_prompt, render_prompt
 from infoppo_cli.grading import grade
 
@@ -56,24 +58,16 @@ def sample(
     lengths: list[int] = []
     finished: list[bool] = []
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
+    sampling = Sampling(max_new_tokens, frozenset({eos}), pad, temperature=temperature)
     started = time.monotonic()
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for start in range(0, len(prompts), batch_size):
             chunk = [chat_prompt(tokenizer, prompt) for prompt in prompts[start : start + batch_size]]
-            tokenizer.padding_side = "left"
-            encoded = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
-            options = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
-            output = model.generate(
-                **encoded,
-                max_new_tokens=max_new_tokens,
-                eos_token_id=eos,
-                pad_token_id=pad,
-                **(options if temperature > 0 else {"do_sample": False}),
-            )
-            for row in output[:, encoded["input_ids"].shape[1] :].tolist():
-                ended = eos in row
-                kept = row[: row.index(eos) + 1] if ended else [t for t in row if t != pad]
+            token_ids = tokenizer(chunk, add_special_tokens=False)["input_ids"]
+            for drawn in sample_batch(model, token_ids, sampling):
+                ended = drawn.finish_reason == "stop"
+                kept = drawn.token_ids if ended else [t for t in drawn.token_ids if t != pad]
                 texts.append(tokenizer.decode(kept, skip_special_tokens=False))
                 lengths.append(len(kept))
                 finished.append(ended)

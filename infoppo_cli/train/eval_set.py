@@ -1,6 +1,6 @@
 """In-training evaluation: benchmark problems in the training prompt format, for OpenRLHF's own eval.
 
-The paper's main figures plot AIME24/AIME25 accuracy over training steps. OpenRLHF evaluates in
+InfoPPO's main figures plot AIME24/AIME25 accuracy over training steps. OpenRLHF evaluates in
 training from ``--eval.dataset`` every ``--eval.steps`` steps with ``--eval.n_samples_per_prompt``
 samples at ``--eval.temperature``, scoring each sample with the training reward (infoppo's grader)
 and logging ``eval_<datasource>_pass1``: the mean reward over a problem's k samples, averaged over
@@ -21,13 +21,13 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.rundir import RunDir
 
 DEFAULT_BENCHES = ("aime24", "aime25")
-"""The paper's main figures: AIME24 and AIME25 accuracy over training steps."""
+"""InfoPPO's main figures: AIME24 and AIME25 accuracy over training steps."""
 DEFAULT_EVERY = 5
 """Every 5 RL steps, as the 80/20 authors' and verl's DAPO scripts evaluate (``trainer.test_freq=5``)."""
 DEFAULT_SAMPLES = 16
 """k of Mean@k, as ``infoppo eval``'s default (``--samples 16``)."""
 TEMPERATURE = 1.0
-"""The paper evaluates at temperature 1.0, as it samples in training."""
+"""InfoPPO's evaluation protocol: temperature 1.0, as it samples in training."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def write_eval_prompts(
 ) -> Path | None:
     """Write ``output_dir/eval-prompts.jsonl`` (atomically) for ``plan``; ``None`` when it is off.
     ``problems`` are the benchmarks already loaded by :func:`load_eval_problems` (loaded here if not)."""
-    from infoppo_cli.eval.text import dumps
+    from infoppo_cli.records.text import dumps
 
     if not plan.benches:
         return None

@@ -1,4 +1,4 @@
-"""How long a run is, in the paper's unit (RL steps), and what OpenRLHF needs to make exactly that many.
+"""How long a run is, in InfoPPO's unit (RL steps), and what OpenRLHF needs to make exactly that many.
 
 One RL step generates ``rollout.batch_size`` prompts x ``rollout.n_samples_per_prompt`` responses and
 trains ``train.max_epochs`` passes of optimizer steps of ``train.batch_size`` responses over them

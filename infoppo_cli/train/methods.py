@@ -16,25 +16,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
+from infoppo_cli.components import KINDS, NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
+from infoppo_cli.infotime import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
-from infoppo_cli.openrlhf_adapter.settings import (
-    ADVANTAGES,
-    CLIPS,
-    COMPONENT_CHOICES,
-    OPTIMIZERS,
-    REWARDS,
-    TOKEN_MASKS,
-    Components,
-)
+from infoppo_cli.openrlhf_adapter.settings import Components
 from infoppo_cli.resources import data_dir
 from infoppo_cli.schema import checked, file_problem, read_toml
 
 METHODS_FILE = "methods.toml"
-# OpenRLHF's estimator for each advantage component; information-time GAE replaces the body of
-# OpenRLHF's GAE (openrlhf_adapter/experience_maker.py), so it runs under the ``gae`` estimator.
-ESTIMATOR = {"gae": "gae", "info_time_gae": "gae", "group_norm": "group_norm"}
 IMPLIED_FLAGS = {
     "algo.advantage.estimator": "advantage",
     "actor.adam.betas": "optimizer",
@@ -54,7 +44,7 @@ class InfotimeTable(BaseModel):
     model_config = _STRICT
     eps_low_info: float | None = None
     eps_high_info: float | None = None
-    norm: Literal[NORM_MODES] | None = None
+    norm: Literal[tuple(NORMS)] | None = None
     top_entropy_frac: float | None = None
     overlong_buffer_frac: float | None = Field(default=None, gt=0.0, lt=1.0)
 
@@ -75,11 +65,11 @@ class MethodTable(BaseModel):
     model_config = _STRICT
     summary: str = Field(min_length=1)
     extends: str | None = None
-    advantage: Literal[ADVANTAGES] | None = None
-    clip: Literal[CLIPS] | None = None
-    token_mask: Literal[TOKEN_MASKS] | None = None
-    reward: Literal[tuple(REWARDS)] | None = None
-    optimizer: Literal[tuple(OPTIMIZERS)] | None = None
+    advantage: Literal[tuple(KINDS["advantage"])] | None = None
+    clip: Literal[tuple(KINDS["clip"])] | None = None
+    token_mask: Literal[tuple(KINDS["token_mask"])] | None = None
+    reward: Literal[tuple(KINDS["reward"])] | None = None
+    optimizer: Literal[tuple(KINDS["optimizer"])] | None = None
     openrlhf: dict[str, Any] = Field(default_factory=dict)
     infotime: InfotimeTable = Field(default_factory=InfotimeTable)
 
@@ -120,7 +110,8 @@ class Method(Components):
         """The method's OpenRLHF flags, led by what its components imply: the estimator (from
         ``advantage``) and the AdamW betas (from ``optimizer``)."""
         betas = list(self.adam_betas)
-        implied = {"algo.advantage.estimator": ESTIMATOR[self.advantage], "actor.adam.betas": betas}
+        estimator = self.advantage_estimator.openrlhf_estimator
+        implied = {"algo.advantage.estimator": estimator, "actor.adam.betas": betas}
         if self.uses_critic:
             implied["critic.adam.betas"] = betas
         return {**implied, **self.openrlhf}
@@ -156,7 +147,7 @@ def _resolve(name: str, file: _File, seen: tuple[str, ...] = ()) -> Method:
     parts = inherited.components() if inherited else {}
     flags = dict(inherited.openrlhf) if inherited else {}
     settings = dict(inherited.infotime) if inherited else {}
-    for component, choices in COMPONENT_CHOICES.items():
+    for component, choices in KINDS.items():
         value = getattr(table, component) or parts.get(component)
         if value is None:
             raise file_problem(source, (name, component), f"is missing ({' | '.join(choices)})")

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.infotime import NORM_MODES, validate_hyperparameters
+from infoppo_cli.infotime import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
 from infoppo_cli.resources import require_openrlhf
@@ -104,7 +105,7 @@ def _check_option_fits_method(req: TrainRequest, chosen: Method) -> None:
         raise UsageError(f"--gamma/--lambd need a critic (GAE); {chosen.name} has none ({chosen.advantage})")
     clip_only = {"--eps-low-info": req.eps_low_info, "--eps-high-info": req.eps_high_info}
     given = [name for name, value in clip_only.items() if value is not None]
-    if given and chosen.clip != "adaptive":
+    if given and not chosen.clip_rule.uses_rho:
         raise UsageError(
             f"{', '.join(given)} only apply to a method with the adaptive clip, not {chosen.name}"
         )
@@ -117,8 +118,8 @@ def _check_values(req: TrainRequest) -> None:
         validate_hyperparameters(req.gamma, req.lambd, req.eps_low_info, req.eps_high_info)
     except ValueError as exc:
         raise UsageError(str(exc).replace("lambd ", "--lambda ").replace("gamma ", "--gamma ")) from None
-    if req.norm is not None and req.norm not in NORM_MODES:
-        raise UsageError(f"unknown --norm {req.norm!r}; choose one of: {', '.join(NORM_MODES)}")
+    if req.norm is not None and req.norm not in NORMS:
+        raise UsageError(f"unknown --norm {req.norm!r}; choose one of: {', '.join(NORMS)}")
     for name, value in (
         ("--nodes", req.nodes),
         ("--gpus-per-node", req.gpus_per_node),
@@ -156,8 +157,8 @@ def _derived_flags(
     model = req.model or chosen.model
     flags: dict[str, Any] = {"actor.model_name_or_path": model}
     if algo.uses_critic:
-        flags["critic.model_name_or_path"] = model  # paper: the critic starts from the same model
-        flags["critic.lr_warmup_ratio"] = 0.0  # paper: no critic warm-up
+        flags["critic.model_name_or_path"] = model  # InfoPPO's setup: the critic starts from the same model
+        flags["critic.lr_warmup_ratio"] = 0.0  # InfoPPO's setup: no critic warm-up
         flags["critic.lr_scheduler"] = CRITIC_SCHEDULER
     flags["actor.lr_scheduler"] = ACTOR_SCHEDULER
     for role in ("actor", "critic", "ref", "reward"):

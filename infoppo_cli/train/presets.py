@@ -46,7 +46,7 @@ class Preset:
     """A synthetic task built offline (``infoppo_cli/tasks``) that gives the model, the training
     prompts and the held-out benchmark; ``model`` is then left out."""
     sweeps: dict[str, SweepGrid] = field(default_factory=dict)
-    """This preset's own grid for ``infoppo sweep gamma|lambda`` (else the paper's, sweep/kinds.py)."""
+    """This preset's own grid for ``infoppo sweep gamma|lambda`` (else InfoPPO's, sweep/kinds.py)."""
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,7 @@ def replay_request(recorded: Recorded, overrides: list[str], output_dir: str | N
 def differences(recorded: Recorded, plan: TrainPlan) -> list[tuple[str, str, str]]:
     """``(what, recorded, now)`` for every flag, version and the commit that differ."""
     from infoppo_cli.resources import stack_versions
-    from infoppo_cli.train.run import git_commit
+    from infoppo_cli.rundir.manifest import git_commit
 
     rows: list[tuple[str, str, str]] = []
     for key in sorted(set(recorded.flags) | set(plan.flags)):

@@ -2,7 +2,8 @@
 
 Each field of :class:`TrainRequest` carries its command-line declaration (``infoppo_cli.schema.option``):
 ``infoppo_cli.cli.options`` builds ``infoppo train``'s options and ``--help`` from it, a sweep builds a
-request per run from the same fields, and ``--replay`` rebuilds one from a run's manifest. Defaults
+request per run from the same fields (and launches it as :func:`train_argv` writes it, the one place a
+request becomes a command line), and ``--replay`` rebuilds one from a run's manifest. Defaults
 that belong to a preset or a method (gamma, lambda, the clip's epsilons, the normalisation, the RL
 steps, ...) are ``None`` here, "the preset's" or "the method's": ``presets/*.toml`` and
 ``presets/methods.toml`` hold them (``infoppo presets`` lists them). This module stays light: the
@@ -11,11 +12,13 @@ command line imports it to build its options.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass
 from typing import Literal
 
+from infoppo_cli.components import NORMS
 from infoppo_cli.rundir import DEFAULT_RUN_DIR_TEXT
-from infoppo_cli.schema import option
+from infoppo_cli.schema import benches_file_option, option, parse_fields, settings_argv
 from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
 
 DEFAULT_DATA = "data/dapo-math-17k.jsonl"
@@ -23,14 +26,16 @@ PREPARE_DATA = "`infoppo data prep dapo-math-17k`"
 """The command that writes ``DEFAULT_DATA``."""
 DEFAULT_METHOD = "infoppo"
 DEFAULT_SEED = 42
-NORM_CHOICES = Literal["global", "batch", "sentence"]
-"""``infotime.NORM_MODES`` as a command-line choice (infotime imports torch, which the command line
-does not load to show its options; ``tests/train/test_request.py`` checks that the two agree)."""
+NORM_CHOICES = Literal[tuple(NORMS)]
+"""The registered rho normalisations (``components.NORMS``) as a command-line choice."""
 _METHODS = "the method's; see `infoppo presets`"
 WANDB_MODE_CHOICES = Literal["online", "offline", "disabled"]
 """``train.tracking.WANDB_MODES`` as a command-line choice."""
 DEFAULT_WANDB_PROJECT = "infoppo"
 """``train.tracking``'s default project (this module stays light: the command line imports it)."""
+TRACKING_FIELDS = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
+"""The request fields that name a run in wandb and TensorBoard: not part of what the run computes."""
+COMMAND = ("infoppo", "train")
 
 
 @dataclass
@@ -111,9 +116,7 @@ class TrainRequest:
         "cuda (vLLM + DeepSpeed on GPUs) or cpu (DeepSpeed on the CPU, a CPU rollout engine; tiny models).",
         default_text="the preset's",
     )
-    benches_file: str | None = option(
-        None, "A TOML file of more benchmarks for --eval-bench (benchmarks.toml's schema).", default_text=""
-    )
+    benches_file: str | None = benches_file_option()
     keep_ray_logs: bool = option(
         False,
         "Keep the embedded Ray's session folder (its logs) in the run directory's ray-logs/ after the "
@@ -138,3 +141,17 @@ class TrainRequest:
         default_text="online with $WANDB_API_KEY (offline when wandb's server does not answer), else off",
         cli_type=WANDB_MODE_CHOICES,
     )
+
+
+def train_argv(request: TrainRequest) -> list[str]:
+    """``infoppo train ...`` that asks for ``request``: the one place a request becomes a command line
+    (a sweep's runs, as recorded and as launched). `infoppo train` parses it back into ``request``; so
+    does :func:`request_from_argv`."""
+    return [*COMMAND, *settings_argv(request)]
+
+
+def request_from_argv(argv: Sequence[str]) -> TrainRequest:
+    """The request of an ``infoppo train`` command line (as :func:`train_argv` writes it, or typed with
+    any spelling of the options); a token that is no request option is a :class:`UsageError`."""
+    given = list(argv)[len(COMMAND) :] if tuple(argv[: len(COMMAND)]) == COMMAND else list(argv)
+    return TrainRequest(**parse_fields(TrainRequest, given))

@@ -9,14 +9,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.atomic import atomic_write_bytes
 from infoppo_cli.errors import EnvironmentProblem, UsageError
 from infoppo_cli.records import utc_timestamp
-from infoppo_cli.rundir import Manifest, RunDir, read_manifest, write_manifest, write_model_card
+from infoppo_cli.rundir import (
+    Manifest,
+    RunDir,
+    ended,
+    launch_fields,
+    new_manifest,
+    read_manifest,
+    restore_manifest,
+    write_manifest,
+    write_model_card,
+)
 from infoppo_cli.train.eval_set import load_eval_problems, training_template, write_eval_prompts
 from infoppo_cli.train.output import TrainOutput, Watcher, child_env, secret_values
 from infoppo_cli.train.plan import TrainPlan
-from infoppo_cli.train.provenance import launch_record
+from infoppo_cli.train.provenance import base_model_record
 from infoppo_cli.train.resume import check_changes, check_length
 
 
@@ -30,17 +39,6 @@ def invocation_text(plan: TrainPlan) -> str:
         else:
             lines[-1] += f" {shlex.quote(token)}"
     return " \\\n  ".join(lines)
-
-
-def git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
 
 def planned_config(plan: TrainPlan) -> dict[str, Any]:
@@ -57,19 +55,10 @@ def planned_config(plan: TrainPlan) -> dict[str, Any]:
     }
 
 
-def manifest(plan: TrainPlan, status: str, **extra: Any) -> dict[str, Any]:
-    """The run's ``manifest.json``: resolved config, exact command, versions, commit, seed, times."""
-    from infoppo_cli.resources import stack_versions
-
-    return {
-        "config": planned_config(plan),
-        "command": plan.command(),
-        "versions": stack_versions(),
-        "git_commit": git_commit(),
-        "seed": int(plan.flags["train.seed"]),
-        "status": status,
-        **extra,
-    }
+def manifest(plan: TrainPlan, status: str, **launch: Any) -> dict[str, Any]:
+    """The run's ``manifest.json`` for ``plan`` (built by ``rundir.manifest``: resolved config, exact
+    command, versions, commit, seed, status and the ``launch``'s fields)."""
+    return new_manifest(planned_config(plan), plan.command(), int(plan.flags["train.seed"]), status, **launch)
 
 
 def previous_run(plan: TrainPlan) -> Manifest | None:
@@ -179,9 +168,8 @@ def run_training(
     kept = _resumed_state(run) if previous is not None else None
     write_eval_set(plan, checked.eval_problems)
     started = utc_timestamp()
-    first_start = (previous.start_time if previous else None) or started
-    extra = launch_record(plan, previous, started, checked.changes)  # the typed command, resumes, base
-    record = manifest(plan, "running", start_time=first_start, last_start_time=started, **extra)
+    launch = launch_fields(previous, started, plan.typed_command, checked.changes, base_model_record(plan))
+    record = manifest(plan, "running", **launch)
     write_manifest(run, record)
     env = child_env({**os.environ, **plan.tracking_env, **plan.secret_env})
     with TrainOutput(run.train_log, watcher, verbose, secret_values(env)) as output:
@@ -196,10 +184,9 @@ def run_training(
             status = "finished" if code == 0 else "failed"
         output.end(code, status)
     if kept is not None and status == "failed" and _resumed_state(run)[1] == kept[1]:
-        atomic_write_bytes(run.manifest, kept[0])  # nothing trained: the run is left as it was
+        restore_manifest(run, kept[0])  # nothing trained: the run is left as it was
         return code
-    record.update(status=status, end_time=utc_timestamp(), exit_code=code)
-    write_manifest(run, record)
+    write_manifest(run, ended(record, status, code))
     if status == "finished":  # final/ gets its model card (the results table fills in on eval)
         write_model_card(run)
     return code

@@ -1,6 +1,6 @@
-"""The learning-rate schedule in the paper's units (RL steps), converted to OpenRLHF's.
+"""The learning-rate schedule in InfoPPO's units (RL steps), converted to OpenRLHF's.
 
-Paper: actor lr 1e-6 with a 10-step warm-up, critic 2e-6 without warm-up, no decay mentioned.
+InfoPPO's setup: actor lr 1e-6 with a 10-step warm-up, critic 2e-6 without warm-up, no decay mentioned.
 DAPO's official recipe (verl) is the same shape: a constant lr after ``lr_warmup_steps = 10``, and
 verl steps its scheduler once per training step (``update_actor``), so those are RL steps too.
 OpenRLHF 0.11.2 instead steps its scheduler once per *optimizer* step and takes the warm-up as a
@@ -18,8 +18,8 @@ from pathlib import Path
 from infoppo_cli.errors import UsageError
 from infoppo_cli.train.length import RunLength
 
-ACTOR_SCHEDULER = "constant_with_warmup"  # paper (no decay) and DAPO's official constant schedule
-CRITIC_SCHEDULER = "constant"  # paper: no critic warm-up, no decay
+ACTOR_SCHEDULER = "constant_with_warmup"  # InfoPPO's setup (no decay) and DAPO's official constant schedule
+CRITIC_SCHEDULER = "constant"  # InfoPPO's setup: no critic warm-up, no decay
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,15 @@ def _method_rows(plan: TrainPlan) -> Rows:
     if algo.uses_critic:
         gamma, lambd = flags.get("algo.advantage.gamma"), flags.get("algo.advantage.lambd")
         rows.append(("gamma / lambda", f"{gamma} / {lambd}"))
-    if algo.clip == "adaptive":
-        rows.append(("adaptive clip eps_low / eps_high", f"{info['eps_low_info']} / {info['eps_high_info']}"))
+    if algo.clip_rule.uses_rho:
+        shown = " / ".join(str(info[name]) for name in algo.clip_rule.settings)
+        named = " / ".join(name.removesuffix("_info") for name in algo.clip_rule.settings)
+        rows.append((f"{algo.clip} clip {named}", shown))
     else:
         rows.append(("clip low / high", flags.get("actor.eps_clip_low_high")))
     if algo.uses_rho:
         rows.append(("entropy normalisation (rho)", info["norm"]))
-    if algo.token_mask == "top_entropy":
+    if algo.loss_tokens.keep is not None:
         scope = f"top {info['top_entropy_frac']:.0%} of current-policy entropy per micro-batch"
         rows.append(("policy-loss tokens", f"{scope} (k rounded up), token-mean over the kept tokens"))
     correct, other = algo.reward_values

@@ -419,9 +419,9 @@ ROWS = [
     ),
     row("train --replay runs/m-list --no-eval-before", 2, "use --set instead of --no-eval-before"),
     row("sweep lambda --dry-run --data good.jsonl --lambda 0.9", 2, "--lambda is set by the lambda sweep"),
-    row("sweep gamma --dry-run --data good.jsonl --replay runs/x", 2, "--replay is set by the gamma sweep"),
+    row("sweep gamma --dry-run --data good.jsonl --replay runs/x", 2, "No such option: --replay"),
     row(f"{SWEEP} --launcher cloud", 2, "Invalid value for '--launcher'"),
-    row(f"{SWEEP} --gamma-typo 1", 2, "train options of the sweep: No such option: --gamma-typo"),
+    row(f"{SWEEP} --gamma-typo 1", 2, "No such option: --gamma-typo"),
     row(f"{SWEEP} --steps 0", 2, "--steps must be >= 1, got 0"),  # the runs' TrainRequest is checked
     row(  # the components sweep's first arm is ppo (the gamma sweep's token arm, info-clip, uses rho)
         "sweep components --dry-run --data good.jsonl --norm batch",
@@ -566,10 +566,11 @@ ROWS = [
     row(f"{SWEEP} --preset nope", 2, "unknown preset 'nope'"),
     row(f"{SWEEP} --seeds 0", 2, "--seeds must be >= 1, got 0"),
     row(f"{SWEEP} --max-parallel 0", 2, "--max-parallel must be >= 1"),
-    row(f"{SWEEP} --max-parallel 2", 2, "--max-parallel needs --address"),
+    row(f"{SWEEP} --max-parallel 2", 2, "--max-parallel needs --ray-dashboard"),
     row(f"{SWEEP} --time sometimes", 2, "unknown --time sometimes"),
     row(f"{SWEEP} --values abc", 2, "got 'abc'"),
-    row(f"{SWEEP} --eval-bench nope", 2, "unknown benchmark 'nope'"),
+    row(f"{SWEEP} --final-eval-bench nope", 2, "unknown benchmark 'nope'"),
+    row(f"{SWEEP} --eval-bench nope", 2, "unknown benchmark 'nope'"),  # train's: the runs' in-training eval
     row(f"{SWEEP} --values ''", 2, "--values is empty"),
     row("sweep gamma --dry-run --data missing.jsonl", 2, "data file missing.jsonl not found"),
     row(f"{SWEEP} --set no.such.flag=1", 2, "OpenRLHF 0.11.2 has no flag --no.such.flag"),

@@ -68,7 +68,7 @@ def assert_fits(renderable, width: int) -> str:
             named = "┏" in text or (index and any(plain(cell).strip() for cell in column.cells))
             for cell in [*([column.header] if named else []), *column.cells]:
                 for word in plain(cell).split():
-                    if len(word) < width - 8:  # a word wider than the terminal has to break
+                    if len(word) <= width // 2:  # a longer word may be wider than its column
                         assert any(word in line for line in lines), (word, text)
     return text
 
@@ -213,7 +213,8 @@ def _train_plan():
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_cli_table_fits(width, sweep_dir):
+def test_every_cli_table_fits(width, sweep_dir, monkeypatch):
+    monkeypatch.chdir("/")  # the plan's paths are the same wherever the checkout sits
     tables = [_presets(), _benches(), _eval_result(), _eval_result(timeouts=2), _grade_cases(), _train_plan()]
     tables += _report_tables(sweep_dir) + _sweep_tables(sweep_dir)
     for table in tables:

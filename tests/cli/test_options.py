@@ -1,22 +1,19 @@
-"""Options declared once: Typer options built from settings fields (``infoppo_cli.schema.option``)."""
+"""Options declared once, in one idiom: ``Annotated`` parameters, those of a settings object built from its
+fields (``infoppo_cli.schema.option``), those several commands share declared once."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import typing
 from typing import Annotated
 
 import typer
 from typer.testing import CliRunner
 
-from infoppo_cli.cli.options import (
-    given_fields,
-    given_flag,
-    option_parameter,
-    settings_options,
-    with_parameters,
-)
+from infoppo_cli.cli.options import Settings, given_fields, settings_options, with_settings
 from infoppo_cli.eval.settings import EvalSettings
-from infoppo_cli.schema import option, option_fields
+from infoppo_cli.schema import flag_of, option, option_fields
 
 SeedOption = Annotated[int | None, typer.Option("--seed", help="A command's own option.", show_default=False)]
 
@@ -33,11 +30,16 @@ def _app(settings_cls):
     app = typer.Typer()
 
     @app.command()
-    @with_parameters([*settings_options(settings_cls), option_parameter("seed", SeedOption)])
-    def command(**options):
-        seen.update(options)
+    @with_settings(settings_cls)
+    def command(seed: SeedOption = None, **options):
+        seen.update(options, seed=seed)
 
     return app, seen
+
+
+def help_of(parameter) -> str:
+    """The help text of an ``Annotated`` option parameter."""
+    return typing.get_args(parameter.annotation)[1].help
 
 
 def test_options_come_from_the_fields_and_not_given_is_none():
@@ -59,7 +61,7 @@ def test_every_eval_setting_is_an_option_with_its_default_in_the_help():
     names = [p.name for p in settings_options(EvalSettings)]
     # bench_files is no option: it holds the files of --bench NAME=FILE, parsed from --bench
     assert names == [f.name for f in dataclasses.fields(EvalSettings) if f.name != "bench_files"]
-    helps = {p.name: p.default.help for p in settings_options(EvalSettings)}
+    helps = {p.name: help_of(p) for p in settings_options(EvalSettings)}
     assert helps["samples"].endswith("(default: 16)")
     assert helps["grade_timeout"].endswith("(default: 10.0)")
     assert "--tensor-parallel" in helps["engines"]
@@ -100,12 +102,60 @@ def test_switches_lists_spellings_and_required_options():
     CliRunner().invoke(app, ["--must", "x"])
     assert given_fields(seen, Switches) == {"must": "x"}  # a switch not given is None, not its default
     assert option_fields(Switches)["--no-flag"] == "flag" and option_fields(Switches)["--lam"] == "lam"
-    assert (
-        given_flag(Switches, "flag", False) == "--no-flag" and given_flag(Switches, "lam", 1.0) == "--lambda"
-    )
+    assert flag_of(Switches, "flag", False) == "--no-flag" and flag_of(Switches, "lam", 1.0) == "--lambda"
 
 
 def test_a_prefix_lets_two_classes_share_a_field_name():
     names = [p.name for p in settings_options(Listed, prefix="other_")]
     assert names == ["other_names", "other_count"]
     assert given_fields({"other_count": 2, "count": 5}, Listed, prefix="other_") == {"count": 2}
+
+
+NameArgument = Annotated[str, typer.Argument(help="A name.")]
+
+
+def test_a_command_lists_its_arguments_then_its_settings_then_its_own_options():
+    @with_settings(Settings(Listed, prefix="l_", exclude=["count"], hidden=["names"], panel="Listed"))
+    def command(name: NameArgument, seed: SeedOption = None, **options):
+        return name, seed, options
+
+    parameters = list(inspect.signature(command).parameters.values())
+    assert [p.name for p in parameters] == ["name", "l_names", "seed"]
+    info = typing.get_args(parameters[1].annotation)[1]
+    assert (info.hidden, info.rich_help_panel) == (True, "Listed")
+    result = CliRunner().invoke(_single(command), ["ann", "--names", "a", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+
+
+def _single(command):
+    app = typer.Typer()
+    app.command()(command)
+    return app
+
+
+def _commands():
+    """Every command of `infoppo` (and its group's), by name."""
+    from infoppo_cli.cli.entry import app
+
+    group = typer.main.get_command(app)
+    commands = {name: command for name, command in group.commands.items() if name != "data"}
+    commands.update({f"data {name}": command for name, command in group.commands["data"].commands.items()})
+    return commands
+
+
+def test_every_option_is_an_annotated_parameter():
+    """One idiom: no command takes a ``typer.Option(...)`` as a default value."""
+    for name, command in _commands().items():
+        for parameter in inspect.signature(command.callback).parameters.values():
+            assert not isinstance(parameter.default, typer.models.ParameterInfo), (name, parameter.name)
+
+
+def test_no_command_has_two_options_of_one_name_and_a_shared_option_reads_the_same_everywhere():
+    helps: dict[str, set[str]] = {}
+    for name, command in _commands().items():
+        flags = [flag for param in command.params for flag in (*param.opts, *param.secondary_opts)]
+        assert len(flags) == len(set(flags)), name
+        for param in command.params:
+            helps.setdefault(param.opts[0], set()).add(param.help)
+    for shared in ("--dry-run", "--benches-file", "--methods-file", "--workers"):
+        assert len(helps[shared]) == 1, (shared, helps[shared])

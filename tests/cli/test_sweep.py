@@ -115,7 +115,7 @@ def test_the_run_length_reaches_every_train_command(
     )
     assert code == 0, err
     for method in ("infoppo", "dapo"):
-        assert f"--method {method} --seed 1" in out
+        assert f"--method {method} --data prompts.jsonl --output-dir" in out
     assert out.count("--steps 30") == 2  # the same RL steps for every method of the comparison
 
 

@@ -14,8 +14,6 @@ from infoppo_cli.eval.generation import (
     check_model_reference,
     resolve_backend,
     sample_seed,
-    stop_token_ids,
-    trim_at_stop,
 )
 from infoppo_cli.eval.vllm_backend import VLLMBackend
 
@@ -60,21 +58,6 @@ def test_unknown_template_is_a_usage_error(tokenizer):
 
 
 # --------------------------------------------------------------------------- pure helpers
-
-
-def test_trim_at_stop_keeps_the_first_stop_token_and_drops_padding():
-    assert trim_at_stop([5, 6, 2, 3, 3], {2}) == ([5, 6, 2], "stop")
-    assert trim_at_stop([2, 2, 2], {2}) == ([2], "stop")
-    assert trim_at_stop([5, 6, 7], {2}) == ([5, 6, 7], "length")
-    assert trim_at_stop([5, 9, 6], {2, 9}) == ([5, 9], "stop")
-
-
-def test_stop_token_ids_merge_tokenizer_and_generation_config():
-    tok = SimpleNamespace(eos_token_id=2)
-    assert stop_token_ids(tok, SimpleNamespace(eos_token_id=[2, 7])) == {2, 7}
-    assert stop_token_ids(tok, SimpleNamespace(eos_token_id=None)) == {2}
-    with pytest.raises(UsageError, match="end-of-sequence"):
-        stop_token_ids(SimpleNamespace(eos_token_id=None), None)
 
 
 def test_sample_seed_is_stable_and_distinguishes_samples():

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from infoppo_cli.data.sampler import seeded_generation_config
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings
 from infoppo_cli.eval.hf_backend import HFBackend
@@ -83,7 +84,9 @@ def test_hf_backend_reports_stops_and_counts_the_stop_token(hf_backend, monkeypa
 
 
 def test_hf_generation_config_ignores_checkpoint_sampling_defaults(hf_backend):
-    config = hf_backend.generation_config(SamplingSettings(temperature=0.7, top_p=0.9, max_tokens=12))
+    sampling = hf_backend.sampling(SamplingSettings(temperature=0.7, top_p=0.9, max_tokens=12), seeds=(1, 2))
+    assert sampling.seeds == (1, 2)  # one random stream per sample
+    config = seeded_generation_config(sampling)
     # decoding is greedy over what PerSampleSampler leaves: no warper of the checkpoint's own
     assert (config.do_sample, config.temperature, config.top_p, config.top_k) == (False, None, None, None)
     assert config.repetition_penalty == 1.0 and config.max_new_tokens == 12
@@ -108,21 +111,3 @@ def test_a_sample_does_not_depend_on_its_batch(tiny_model_dir, hf_backend):
     alone = _texts(_flatten(list(single.generate(_requests(2, (1, 3), seed=7), sampling))))
     assert alone == {key: batched[key] for key in alone}
     assert len(set(batched.values())) > 1
-
-
-def test_per_sample_sampler_draws_from_the_warped_distribution():
-    import torch
-
-    from infoppo_cli.eval.hf_backend import PerSampleSampler
-
-    logits = torch.tensor([[4.0, 3.0, 0.0, -1.0]] * 400)
-    sampler = PerSampleSampler(range(400), SamplingSettings(temperature=1.0, top_p=0.8), "cpu")
-    out = sampler(None, logits.clone())
-    chosen = out.argmax(dim=-1)
-    assert torch.isinf(out).sum(dim=-1).eq(3).all()  # exactly one token left per row
-    assert set(chosen.tolist()) == {0, 1}  # top-p 0.8 keeps the two likeliest tokens only
-    share = chosen.eq(0).float().mean().item()
-    expected = 1 / (1 + torch.exp(torch.tensor(-1.0)).item())  # p(0) / (p(0) + p(1))
-    assert abs(share - expected) < 0.08
-    again = PerSampleSampler(range(400), SamplingSettings(temperature=1.0, top_p=0.8), "cpu")
-    assert torch.equal(again(None, logits.clone()).argmax(dim=-1), chosen)

@@ -10,9 +10,9 @@ import pytest
 from cli_inprocess import run_cli
 
 from infoppo_cli.eval.details import details_path
-from infoppo_cli.eval.outputs import METRICS_FILE
 from infoppo_cli.eval.sample_store import SAMPLES_FILE
 from infoppo_cli.eval.settings import CONFIG_FILE
+from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
 AIME = [{"id": "p1", "problem": "What is $2 + 3$?", "answer": "5"}]
 MINE = [{"question": "Name the number after 6.", "answer": "7"}, {"question": "Half of 8?", "answer": "4"}]

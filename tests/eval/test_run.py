@@ -13,11 +13,11 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import backends, generation
 from infoppo_cli.eval import responses as evaluate
 from infoppo_cli.eval.hf_backend import HFBackend
-from infoppo_cli.eval.outputs import METRICS_FILE
 from infoppo_cli.eval.run import run_evaluation
 from infoppo_cli.eval.sample_store import SAMPLES_FILE, SampleStore
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, resolve_settings
 from infoppo_cli.eval.statistics import METRIC_KEYS
+from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
 BENCH_ROWS = [
     {"id": "p1", "problem": "What is $2 + 3$?", "answer": "5"},

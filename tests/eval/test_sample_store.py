@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.sample_store import SAMPLES_FILE, SampleRecord, SampleStore
+from infoppo_cli.records.text import REPLACEMENT
 
 
 def record(i: int, bench: str = "aime24", problem: str = "1", **changes) -> SampleRecord:
@@ -138,3 +139,11 @@ def test_any_crash_point_loses_only_the_line_in_flight(tmp_path_factory, samples
     expected = list(dict.fromkeys(samples))
     reopened.append([record(i) for i in expected])
     assert sorted(r["sample"] for r in lines(path)) == sorted(expected)
+
+
+def test_a_sample_with_a_lone_surrogate_is_stored_and_read_back(tmp_path):
+    store = SampleStore(tmp_path)
+    record = SampleRecord("b", "p1", 0, "x\ud800y", None, "5", False, "no_answer")
+    assert store.append([record]) == 1
+    (tmp_path / SAMPLES_FILE).read_bytes().decode("utf-8")  # valid UTF-8 on disk
+    assert SampleStore(tmp_path).get(("b", "p1", 0)).response == f"x{REPLACEMENT}y"

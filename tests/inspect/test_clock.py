@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infoppo_cli import infotime
+from infoppo_cli.components import NORMS, information_density
 from infoppo_cli.errors import UsageError
 from infoppo_cli.inspect.clock import clock, discount_text, file_max_entropy
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
@@ -19,7 +20,7 @@ entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda x
 
 
 @settings(max_examples=60, deadline=None)
-@given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(infotime.NORM_MODES))
+@given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(list(NORMS)))
 def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
     c = clock(h, method_clock(norm=norm, gamma=gamma), vocab_size=1000, max_entropy=12.0)
     ones = torch.ones(1, len(h))
@@ -38,7 +39,7 @@ def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
 @given(h=entropies, eps_low=st.floats(0.0, 30.0), eps_high=st.floats(0.0, 30.0))
 def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
     c = clock(h, ClockSettings("batch", 0.999, eps_low, eps_high), vocab_size=1000, max_entropy=13.0)
-    want_rho = infotime.information_density(h[None], torch.ones(1, len(h)), "batch", max_entropy=13.0)[0]
+    want_rho = information_density(h[None], torch.ones(1, len(h)), "batch", max_entropy=13.0)[0]
     torch.testing.assert_close(c.rho, want_rho)
     low, high = infotime.adaptive_clip_bounds(want_rho, eps_low, eps_high)
     torch.testing.assert_close(c.clip_low, low)

@@ -199,7 +199,7 @@ def test_what_inspect_could_not_do_is_said(capsys, tmp_path, sharp_model):
     too_long, small = summary["warnings"]
     assert "longer than" in too_long and "max_position_embeddings (40)" in too_long
     threshold = summary["settings"]["min_count"]
-    assert 1 <= threshold < 100 and f"at least {threshold} time" in small and "not the paper's 100" in small
+    assert 1 <= threshold < 100 and f"at least {threshold} time" in small and "not InfoPPO's 100" in small
     flat = " ".join(err.split())
     assert flat.count("warning:") == 2 and "max_position_embeddings" in flat and "--min-count" in flat
     assert "max_position_embeddings (40)" in (out / "index.html").read_text()

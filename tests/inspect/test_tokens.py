@@ -75,7 +75,7 @@ def test_figure_threshold_is_lowered_on_a_small_file_and_said():
     rows = [("a", 1.0)] * 7 + [("b", 2.0)] * 4 + [("c", 3.0)] * 2 + [("d", 4.0)]
     threshold, note = figure_min_count(_stats(rows), top=3, given=None)
     assert threshold == 2  # the 3rd most frequent token, c, is seen twice
-    assert "at least 2 times, not the paper's 100" in note and "--min-count" in note
+    assert "at least 2 times, not InfoPPO's 100" in note and "--min-count" in note
     assert top_tokens(_stats(rows), top=3, min_count=threshold).num_rows == 6
 
 

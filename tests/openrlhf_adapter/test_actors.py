@@ -68,7 +68,7 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     trainer.settings = method_settings(method)
     trainer.eval_dataloader = None
     trainer.wandb_logger = trainer.tensorboard_logger = None
-    trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl")
+    trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl", (1.0, 0.0))
     trainer.rollout_recorder = SimpleNamespace(take=dict)  # nothing generated in these tests
     trainer.told = []  # the progress events `infoppo train` would show
     trainer.progress = TrainerProgress(say=trainer.told.append)
@@ -138,3 +138,65 @@ def test_the_last_step_is_checkpointed_once_also_off_the_save_steps_grid(tmp_pat
 def test_rollout_fixture_is_realistic():
     (exp,) = rollout_experiences(n_experiences=1)
     assert exp.values[~exp.action_mask].abs().sum() == 0
+
+
+class _Prompts(list):
+    """A prompts dataloader as upstream's ``fit`` reads it: its length and its state."""
+
+    def state_dict(self) -> dict:
+        return {}
+
+
+def test_the_step_budget_ends_upstreams_loop_which_closes_its_trackers(tmp_path, monkeypatch):
+    from functools import partial
+
+    trainer = _bare_trainer(tmp_path, "infoppo")
+    trainer.settings = method_settings("infoppo", rl_steps=2)
+    trainer.args.train.num_episodes = 3
+    trainer.args.rollout.batch_size = 2
+    trainer.generate_kwargs = {}
+    trainer.prompts_dataloader = _Prompts(range(4))
+    trainer.init_checkpoint_states = lambda: {
+        "episode": 0,
+        "global_step": 0,
+        "total_consumed_prompts": 0,
+        "data_loader_state_dict": None,
+    }
+    trainer.restore_best_checkpoint_state = lambda states: None
+    closed = []
+    trainer.wandb_logger = SimpleNamespace(log_train=lambda *a: None, close=lambda: closed.append("wandb"))
+    drawn = []
+
+    def draw(**kwargs):  # the data never runs out: only the budget ends the run
+        drawn.append(len(drawn))
+        return ["a", "b"], None, 1, False
+
+    trainer.samples_generator = SimpleNamespace(generate_samples=partial(trainer._draw_within_budget, draw))
+    monkeypatch.setattr(
+        type(trainer).__mro__[1], "train_step", lambda self, samples, step: ({"policy_loss": 0.5}, step + 1)
+    )
+    trainer.fit()
+    assert trainer.steps_done == 2 and len(drawn) == 2  # the later episodes end at their first draw
+    assert closed == ["wandb"]  # upstream's fit closed its tracker after its loop
+    assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [1, 2]
+    assert trainer.samples_generator.generate_samples() == ([], None, 0, True)
+    assert [e["phase"] for e in trainer.told if e["event"] == "phase"] == ["generate", "train"] * 2
+
+
+def test_the_opening_eval_is_the_base_models_or_the_interrupted_steps(tmp_path):
+    trainer = _bare_trainer(tmp_path, "infoppo", eval_steps=2)
+    assert trainer._opening_eval(0, set()) is None  # no eval data
+    trainer.eval_dataloader = object()
+    trainer.settings = method_settings("infoppo", eval_before=True)
+    assert trainer._opening_eval(0, set()) == 0
+    assert trainer._opening_eval(4, set()) == 4  # a resume after a stop during step 4's eval
+    assert trainer._opening_eval(4, {4}) is None and trainer._opening_eval(3, set()) is None
+    trainer.settings = method_settings("infoppo", eval_before=False)
+    assert trainer._opening_eval(0, set()) is None
+
+
+def test_the_eval_phase_counts_the_prompts_a_dataloader_holds():
+    from infoppo_cli.openrlhf_adapter.actors import _dataset_size
+
+    assert _dataset_size(SimpleNamespace(dataset=[1, 2, 3])) == 3
+    assert _dataset_size(SimpleNamespace(dataset=iter([1]))) is None and _dataset_size(object()) is None

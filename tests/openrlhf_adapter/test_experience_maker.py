@@ -8,7 +8,8 @@ import pytest
 import torch
 from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
-from infoppo_cli.infotime import info_discount, info_time_gae, information_density, token_discount
+from infoppo_cli.components import information_density
+from infoppo_cli.infotime import info_discount, info_time_gae, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 

@@ -114,9 +114,12 @@ def test_a_sweep_records_and_passes_on_no_key(tmp_path):
     import json
 
     from infoppo_cli.sweep.grid import build_plan
+    from infoppo_cli.sweep.request import SweepRequest
 
-    extra = ["--set", "logger.wandb.key=s3cret", "--set", "rollout.batch_size=8"]
-    plan = build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path, values=["0.99"], extra_train_args=extra)
+    given = {"overrides": ["logger.wandb.key=s3cret", "rollout.batch_size=8"]}
+    options, secrets = SweepRequest().train_options(given)
+    assert secrets == {"WANDB_API_KEY": "s3cret"}
+    plan = build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path, values=["0.99"], train_options=options)
     recorded = json.dumps(plan.settings()) + json.dumps(plan.sweep_command())
     recorded += json.dumps([plan.train_command(point) for point in plan.points])
     assert "s3cret" not in recorded and "rollout.batch_size=8" in recorded

@@ -8,8 +8,11 @@ import math
 import pytest
 import torch
 
+from infoppo_cli.components import REWARDS
 from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, step_record
 from infoppo_cli.rundir import metric_number, read_metrics
+
+BINARY, SIGNED = REWARDS["binary"].values, REWARDS["signed"].values
 
 
 def test_step_record_maps_openrlhf_keys():
@@ -35,13 +38,15 @@ def test_step_record_maps_openrlhf_keys():
 
 
 def test_eval_fields_give_percent_accuracy():
-    fields = eval_fields({"eval_aime24_pass1": 0.25, "eval_aime24_pass4": 0.5, "eval_num_samples": 120})
+    fields = eval_fields(
+        {"eval_aime24_pass1": 0.25, "eval_aime24_pass4": 0.5, "eval_num_samples": 120}, BINARY
+    )
     assert fields["eval_aime24"] == 25.0 and fields["eval_aime24_pass4"] == 0.5
 
 
 def test_log_holds_a_step_until_its_eval(tmp_path):
     path = tmp_path / "m" / "metrics.jsonl"
-    log = TrainMetricsLog(path)
+    log = TrainMetricsLog(path, BINARY)
     log.record_step({"step": 1, "reward_mean": 0.1}, eval_follows=False)
     log.record_step({"step": 2, "reward_mean": 0.2}, eval_follows=True)
     assert len(path.read_text().splitlines()) == 1
@@ -81,12 +86,12 @@ def test_reward_mean_is_taken_before_dynamic_filtering_when_known():
 
 
 def test_signed_rewards_give_accuracy_in_percent():
-    assert eval_fields({"eval_aime25_pass1": 0.0}, signed_rewards=True)["eval_aime25"] == 50.0
-    assert eval_fields({"eval_aime25_pass1": -1.0}, signed_rewards=True)["eval_aime25"] == 0.0
+    assert eval_fields({"eval_aime25_pass1": 0.0}, reward_values=SIGNED)["eval_aime25"] == 50.0
+    assert eval_fields({"eval_aime25_pass1": -1.0}, reward_values=SIGNED)["eval_aime25"] == 0.0
 
 
 def test_non_finite_values_are_written_as_standard_json(tmp_path):
-    log = TrainMetricsLog(tmp_path / "metrics.jsonl")
+    log = TrainMetricsLog(tmp_path / "metrics.jsonl", BINARY)
     log.record_step(
         step_record(3, {"policy_loss": float("nan"), "critic_loss": float("inf")}), eval_follows=True
     )
@@ -104,7 +109,7 @@ def test_non_finite_values_are_written_as_standard_json(tmp_path):
 def test_a_resumed_log_cuts_a_torn_last_line_and_keeps_diverged_values(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"step": 1, "reward_mean": 0.1}\n{"step": 2, "rew')  # the crash before --resume
-    log = TrainMetricsLog(path)
+    log = TrainMetricsLog(path, BINARY)
     diverged = {"step": 2, "reward_mean": float("nan"), "policy_loss": float("-inf")}
     log.record_step(diverged, eval_follows=False)
     assert path.read_text().splitlines() == [
@@ -122,7 +127,7 @@ def test_the_mean_over_benchmarks_is_an_accuracy_in_percent_whatever_the_reward(
     from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
 
     logs = {"eval_aime24_pass1": 0.25, "eval_aime25_pass1": 0.75, "eval_aime24_pass16": 0.9}
-    assert with_benchmark_mean(logs, signed_rewards=False)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    assert with_benchmark_mean(logs, reward_values=BINARY)[BENCHMARK_MEAN] == pytest.approx(50.0)
     signed = {"eval_aime24_pass1": -0.5, "eval_aime25_pass1": 0.5}  # mean rewards of +1/-1
-    assert with_benchmark_mean(signed, signed_rewards=True)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    assert with_benchmark_mean(signed, reward_values=SIGNED)[BENCHMARK_MEAN] == pytest.approx(50.0)
     assert BENCHMARK_MEAN.endswith("_pct")

@@ -16,6 +16,9 @@ from infoppo_cli.infotime import (
 )
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
 
+INFOPPO = method_settings("infoppo")
+PAPER_EPS = (INFOPPO.eps_low_info, INFOPPO.eps_high_info)
+
 
 def batch(seed=0, b=3, a=10):
     g = torch.Generator().manual_seed(seed)
@@ -57,7 +60,7 @@ def test_adaptive_clip_keeps_openrlhf_token_normalisation():
     loss_fn.experience = experience
     global_tokens = 50.0  # the whole gradient-accumulation window, as OpenRLHF passes it
     loss = loss_fn(new, old, adv, action_mask=mask, batch_num_tokens=global_tokens)[0]
-    mean_loss, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask)
+    mean_loss, _ = info_clip_policy_loss(new, old, adv, experience.info_rho, mask, *PAPER_EPS)
     assert torch.allclose(loss, mean_loss * mask.sum() / global_tokens, atol=1e-6)
 
 
@@ -176,7 +179,7 @@ def test_training_step_hands_each_micro_batch_to_the_loss():
 
 def test_clip_statistics_match_bounds_definition():
     new, old, adv, mask, experience = batch(seed=3)
-    lower, upper = adaptive_clip_bounds(experience.info_rho)
+    lower, upper = adaptive_clip_bounds(experience.info_rho, *PAPER_EPS)
     ratio = (new - old).exp()
     stats = clip_statistics(ratio, adv, lower, upper, mask)
     n = mask.sum()

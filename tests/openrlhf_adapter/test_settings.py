@@ -7,14 +7,15 @@ import dataclasses
 import pytest
 from openrlhf_fixtures import method_settings
 
-from infoppo_cli.openrlhf_adapter.settings import COMPONENT_CHOICES, Components, InfoSettings
+from infoppo_cli.components import KINDS
+from infoppo_cli.openrlhf_adapter.settings import Components, InfoSettings
 from infoppo_cli.train.methods import Method, methods
 
 
 def test_methods_and_settings_share_the_components_type():
     assert issubclass(Method, Components) and issubclass(InfoSettings, Components)
     names = [field.name for field in dataclasses.fields(Components)]
-    assert names == list(COMPONENT_CHOICES)
+    assert names == list(KINDS)
 
 
 @pytest.mark.parametrize("name", list(methods()))

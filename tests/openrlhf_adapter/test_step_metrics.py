@@ -8,7 +8,8 @@ import pytest
 import torch
 from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
-from infoppo_cli.infotime import clip_statistics, information_density
+from infoppo_cli.components import information_density
+from infoppo_cli.infotime import clip_statistics
 from infoppo_cli.openrlhf_adapter.policy_loss import install_info_loss
 from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder, add_entropy_diagnostics
 

@@ -3,7 +3,9 @@
 The adapter extends OpenRLHF without copying it: it rebinds names that OpenRLHF reads at call time,
 subclasses its classes, wraps instance methods and reads its source. Each row below states one such
 assumption as OpenRLHF's own code shows it, so that an upgrade of OpenRLHF fails here, in one file,
-with the list of what moved (``pytest tests/openrlhf_adapter/test_upstream_contract.py -q``).
+with the list of what moved (``pytest tests/openrlhf_adapter/test_upstream_contract.py -q``). Every
+row of the patch table (``openrlhf_adapter/patches.py``, checked against the package's sources by
+``test_patches.py``) names the touchpoint here that pins it.
 """
 
 from __future__ import annotations
@@ -130,6 +132,34 @@ def the_progress_bars_are_the_module_global_tqdm():
     }
     fit = _calls(trainer_module.PPOTrainer.__ray_actor_class__.fit)
     assert "tqdm" in fit and {c for c in fit if c.startswith("pbar.")} <= {"pbar.update"}
+
+
+def a_spent_step_budget_ends_the_remaining_episodes():
+    """Once the planned RL steps are made, infoppo's ``generate_samples`` answers no samples and an
+    exhausted dataloader: every remaining episode of ``fit`` then draws once, trains nothing and ends
+    (``fit_closes_only_its_trackers_after_the_loop`` pins what follows the loop)."""
+    from openrlhf.trainer.ppo_trainer import PPOTrainer
+
+    body = _tree(PPOTrainer.__ray_actor_class__.fit).body[0].body
+    episodes = next(node for node in body if isinstance(node, ast.For))
+    *opening, loop = episodes.body  # the episode's bar, then its loop of draws
+    assert isinstance(loop, ast.While) and all(isinstance(node, ast.Assign) for node in opening)
+    assert _called(opening) <= {"len", "tqdm", "range", "max"}
+    check = next(i for i, node in enumerate(loop.body) if ast.unparse(node).startswith("if not rollout_"))
+    assert _called(loop.body[:check]) == {"time.time", "self.samples_generator.generate_samples"}
+    assert " ".join(ast.unparse(loop.body[check]).split()) == (
+        "if not rollout_samples: if is_exhausted: break continue"
+    )
+
+
+def _called(statements: list[ast.stmt]) -> set[str]:
+    """The functions called in ``statements``."""
+    return {
+        ast.unparse(node.func)
+        for statement in statements
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Call)
+    }
 
 
 def fit_evaluates_every_eval_steps():
@@ -301,7 +331,11 @@ def the_recorder_sees_every_response_before_filtering():
     from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
 
     assert "self._generate_vllm" in _calls(SamplesGenerator.generate_samples)
-    assert "self._process_response_into_experience" in _source(SamplesGenerator._generate_vllm)
+    generate = " ".join(_source(SamplesGenerator.generate_samples).split())
+    assert "experiences, prompts_consumed, dl_exhausted = self._generate_vllm(" in generate
+    batch = _source(SamplesGenerator._generate_vllm)
+    assert "self._process_response_into_experience(response, **generate_kwargs)" in batch
+    assert "return accepted_experiences, prompts_consumed, exhausted" in batch
 
 
 def rollouts_reach_an_engine_through_generate_responses():
@@ -390,6 +424,22 @@ def the_actor_group_places_workers_by_gpu_bundles():
     assert "if self._num_gpus_per_node > 1 and pg is None:" in text
     assert 'bundles = [{"GPU": 1, "CPU": 1}' in text
     assert "placement_group_bundle_index=rank" in text and "self.ray_actor_type.options" in text
+    options = [
+        call
+        for call in ast.walk(_tree(RayActorGroup._initiate_actors))
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "self.ray_actor_type.options"
+    ]
+    asked = {
+        (k.arg, ast.unparse(k.value))
+        for call in options
+        for k in call.keywords
+        if k.arg != "scheduling_strategy"
+    }
+    assert len(options) == 4 and asked == {
+        ("num_cpus", "num_gpus_per_actor"),
+        ("num_gpus", "num_gpus_per_actor"),
+        ("resources", "self._resources"),
+    }
 
 
 def the_replay_buffers_are_built_from_the_module_name():
@@ -406,6 +456,93 @@ def the_replay_buffers_are_built_from_the_module_name():
         assert _module_imports(module).get("NaiveReplayBuffer") == "ppo_utils"
         assert "NaiveReplayBuffer" in _calls(trainer.__init__)
     assert "torch.cuda.current_device" in _source(NaiveReplayBuffer.__init__)
+
+
+CPU_WORKER_CUDA_CALLS = {"current_device", "synchronize", "empty_cache", "set_device", "is_available"}
+"""What ``cpu/torch_device`` answers on the CPU (four functions), and ``is_available`` (False there)."""
+
+
+def _torch_cuda_names(tree: ast.AST) -> set[str]:
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "torch.cuda"
+    }
+
+
+def the_cpu_workers_call_four_torch_cuda_functions():
+    """The modules a CPU run's workers execute call no other ``torch.cuda`` function, but for the
+    NCCL weight broadcast (``current_stream``), which the CPU actor replaces (``broadcast_to_vllm``)."""
+    import openrlhf.models.ring_attn_utils as ring_attn_utils
+    import openrlhf.trainer.ppo_utils.replay_buffer as replay_buffer
+    import openrlhf.trainer.ray.launcher as launcher
+    import openrlhf.trainer.ray.ppo_actor as ppo_actor
+    import openrlhf.trainer.ray.ppo_critic as ppo_critic
+    import openrlhf.utils.deepspeed.deepspeed as strategy
+    import openrlhf.utils.deepspeed.deepspeed_utils as deepspeed_utils
+    import openrlhf.utils.distributed_util as distributed_util
+    import openrlhf.utils.loss_utils as loss_utils
+
+    for module in (
+        ring_attn_utils,
+        replay_buffer,
+        launcher,
+        ppo_critic,
+        strategy,
+        deepspeed_utils,
+        distributed_util,
+        loss_utils,
+    ):
+        assert _torch_cuda_names(ast.parse(inspect.getsource(module))) <= CPU_WORKER_CUDA_CALLS, module
+    actor = _torch_cuda_names(ast.parse(inspect.getsource(ppo_actor)))
+    assert actor - CPU_WORKER_CUDA_CALLS == {"current_stream"}
+    assert "current_stream" in _torch_cuda_names(_tree(ppo_actor.ActorPPOTrainer.broadcast_to_vllm))
+
+
+def openrlhf_imports_from_vllm_what_the_stand_ins_hold():
+    """Every vLLM name an OpenRLHF module imports when it is loaded is there: in ``cpu/stand_ins``'
+    modules where vLLM is missing (this machine), in vLLM's own where it is installed."""
+    import importlib
+    from pathlib import Path
+
+    import openrlhf
+
+    needed = set()
+    for path in Path(openrlhf.__file__).parent.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "vllm":
+                needed.update((node.module, alias.name) for alias in node.names)
+            elif isinstance(node, ast.Import):
+                needed.update((a.name, None) for a in node.names if a.name.split(".")[0] == "vllm")
+    assert ("vllm", "SamplingParams") in needed and ("vllm.inputs", "TokensPrompt") in needed
+    for module, name in sorted(needed, key=str):
+        imported = importlib.import_module(module)
+        assert name is None or hasattr(imported, name), (module, name)
+
+
+def ring_attention_imports_flash_attn_when_loaded():
+    """OpenRLHF's actor imports ring attention, which imports flash-attn at module level, whose package
+    imports its CUDA extension: ``cpu/stand_ins`` registers that extension where it is missing."""
+    import importlib.util
+    from pathlib import Path
+
+    import openrlhf.models.actor as actor_module
+    import openrlhf.models.ring_attn_utils as ring_attn_utils
+
+    assert _module_imports(actor_module).get("gather_and_pad_tensor") == "ring_attn_utils"
+    assert _module_imports(ring_attn_utils).get("pad_input") == "flash_attn.bert_padding"
+    source = Path(importlib.util.find_spec("flash_attn.flash_attn_interface").origin).read_text()
+    loading = [
+        node for node in ast.parse(source).body if not isinstance(node, ast.FunctionDef | ast.ClassDef)
+    ]
+    top = {
+        alias.name
+        for stmt in loading
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert "flash_attn_2_cuda" in top
 
 
 def the_strategy_builds_one_cuda_device_mesh():
@@ -499,6 +636,7 @@ CONTRACT: list[Callable[[], None]] = [
     train_passes_get_max_steps_to_the_workers,
     fit_draws_samples_through_generate_samples,
     fit_evaluates_every_eval_steps,
+    a_spent_step_budget_ends_the_remaining_episodes,
     the_progress_bars_are_the_module_global_tqdm,
     fit_closes_only_its_trackers_after_the_loop,
     checkpoints_are_saved_every_save_steps,
@@ -524,6 +662,9 @@ CONTRACT: list[Callable[[], None]] = [
     prompts_are_rendered_with_the_chat_template_as_eval_renders_them,
     the_actor_group_places_workers_by_gpu_bundles,
     the_replay_buffers_are_built_from_the_module_name,
+    the_cpu_workers_call_four_torch_cuda_functions,
+    openrlhf_imports_from_vllm_what_the_stand_ins_hold,
+    ring_attention_imports_flash_attn_when_loaded,
     the_strategy_builds_one_cuda_device_mesh,
     a_short_batch_ends_the_pass,
     dynamic_filtering_reads_the_scores,
@@ -546,62 +687,3 @@ def test_every_patch_is_pinned_by_a_touchpoint():
 
     names = {check.__name__ for check in CONTRACT}
     assert {patch.pinned_by for patch in PATCHES} <= names
-
-
-def _rebindings(path) -> set[str]:
-    """``module.attribute`` assigned (``m.x = ...`` or ``setattr(m, "x", ...)``) in a source file, for
-    ``m`` an imported module of openrlhf or torch."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                aliases[alias.asname or alias.name.split(".")[0]] = (
-                    alias.name if alias.asname else alias.name.split(".")[0]
-                )
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:  # `from openrlhf.trainer import ray as m` binds a module too
-                aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
-    upstream = ("openrlhf", "torch")
-    found = set()
-    for node in ast.walk(tree):
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = [t for t in node.targets if isinstance(t, ast.Attribute)]
-            pairs = [(ast.unparse(t.value), t.attr) for t in targets]
-        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "setattr" and len(node.args) == 3:
-            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else "*"
-            pairs = [(ast.unparse(node.args[0]), name)]
-        else:
-            continue
-        for owner, attr in pairs:
-            head, _, rest = owner.partition(".")
-            if head in aliases and aliases[head].startswith(upstream):
-                module = aliases[head] + (f".{rest}" if rest else "")
-                found.add(f"{module}.{attr}")
-    return found
-
-
-def test_no_upstream_name_is_rebound_outside_the_patch_table():
-    from pathlib import Path
-
-    import infoppo_cli
-    from infoppo_cli.openrlhf_adapter.patches import rebound_targets
-
-    listed = rebound_targets()
-    package = Path(infoppo_cli.__file__).parent
-    unlisted = {
-        f"{path.relative_to(package)}: {target}"
-        for path in package.rglob("*.py")
-        for target in _rebindings(path)
-        if target not in listed and not target.endswith(".*")
-    }
-    assert not unlisted, "rebound without a row in openrlhf_adapter/patches.py: " + ", ".join(
-        sorted(unlisted)
-    )
-
-
-def test_the_rebinding_check_sees_a_rebinding(tmp_path):
-    source = tmp_path / "m.py"
-    source.write_text("import openrlhf.utils as u\nimport torch\nu.get_strategy = 1\ntorch.cuda.foo = 2\n")
-    assert _rebindings(source) == {"openrlhf.utils.get_strategy", "torch.cuda.foo"}

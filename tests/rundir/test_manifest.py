@@ -1,4 +1,5 @@
-"""manifest.json: one writer, one reader, and one error naming the file and the field."""
+"""manifest.json: built for each launch, one writer, one reader, and one error naming the file and the
+field."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import json
 import pytest
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.rundir import RunDir, read_manifest, trained_response_length, write_manifest
+from infoppo_cli.rundir import (
+    RunDir,
+    ended,
+    launch_fields,
+    new_manifest,
+    read_manifest,
+    restore_manifest,
+    trained_response_length,
+    write_manifest,
+)
 
 RECORD = {
     "config": {
@@ -112,3 +122,58 @@ def test_a_manifest_without_optional_fields_reads_as_absent(tmp_path):
         None,
     ) * 5
     assert manifest.versions == {} and manifest.git_commit is None
+
+
+HUB_BASE = {"hub_id": "Qwen/Qwen3-4B-Base", "revision": None}
+
+
+def test_a_new_run_is_built_with_its_launch(tmp_path):
+    launch = launch_fields(None, "T1", "infoppo train --preset x", {}, HUB_BASE)
+    record = new_manifest({"method": "ppo"}, ["python", "-m", "x"], 3, "running", **launch)
+    assert list(record) == [
+        "config",
+        "command",
+        "versions",
+        "git_commit",
+        "seed",
+        "status",
+        "start_time",
+        "last_start_time",
+        "infoppo_command",
+        "base_model",
+    ]
+    assert (record["seed"], record["status"], record["start_time"], record["last_start_time"]) == (
+        3,
+        "running",
+        "T1",
+        "T1",
+    )
+    assert record["infoppo_command"] == "infoppo train --preset x" and "infoppo" in record["versions"]
+    finished = ended(record, "finished", 0)
+    assert list(finished)[-2:] == ["end_time", "exit_code"] and finished["status"] == "finished"
+    assert record["status"] == "running"  # the launch's record is left as it was
+
+
+def test_a_resume_keeps_the_first_start_command_and_revision_and_adds_itself(tmp_path):
+    run = RunDir(tmp_path)
+    first = launch_fields(None, "T1", "infoppo train", {}, {**HUB_BASE, "revision": "abc"})
+    write_manifest(run, new_manifest({}, ["x"], 0, "failed", **first))
+    previous = read_manifest(run)
+    resumed = launch_fields(previous, "T2", "infoppo train --resume", {"lr": [1, 2]}, HUB_BASE)
+    assert (resumed["start_time"], resumed["last_start_time"]) == ("T1", "T2")
+    assert resumed["infoppo_command"] == "infoppo train"
+    assert resumed["resumes"] == [
+        {"time": "T2", "overrides": {"lr": [1, 2]}, "command": "infoppo train --resume"}
+    ]
+    assert resumed["base_model"] == {**HUB_BASE, "revision": "abc"}  # the revision the run started from
+    other = launch_fields(previous, "T3", None, {}, {"path": "/m"})
+    assert other["base_model"] == {"path": "/m"} and other["resumes"][-1] == {"time": "T3", "overrides": {}}
+
+
+def test_a_manifest_is_restored_byte_for_byte(tmp_path):
+    run = RunDir(tmp_path)
+    write_manifest(run, RECORD)
+    saved = run.manifest.read_bytes()
+    write_manifest(run, {**RECORD, "status": "failed"})
+    restore_manifest(run, saved)
+    assert run.manifest.read_bytes() == saved

@@ -1,4 +1,4 @@
-"""metrics.jsonl: its encoding of a diverged step and its one reader."""
+"""metrics.jsonl: its encoding of a diverged step, its one writer and its one reader."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infoppo_cli.rundir import metric_number, metrics_line, read_metrics_log
+from infoppo_cli.rundir import MetricsWriter, metric_number, metrics_line, read_metrics, read_metrics_log
 
 
 def test_metrics_reader_merges_repeated_steps_and_says_what_it_skipped(tmp_path):
@@ -61,3 +61,14 @@ def test_a_line_is_standard_json_with_non_finite_values_as_text():
 def test_every_float_survives_a_write_and_a_read(value):
     [(key, read)] = [(key, metric_number(v)) for key, v in json.loads(metrics_line({"x": value})).items()]
     assert key == "x" and (read == value or (math.isnan(read) and math.isnan(value)))
+
+
+def test_the_writer_appends_lines_the_reader_reads_after_a_torn_one_is_cut(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "reward_mean": 0.1}\n{"step": 2, "rew')  # a crash mid-line
+    writer = MetricsWriter(path)
+    writer.append({"step": 2, "reward_mean": math.nan})
+    writer.append({"step": 3, "reward_mean": 0.3})
+    assert path.read_text().splitlines()[1] == '{"step": 2, "reward_mean": "NaN"}'
+    steps = read_metrics(path)
+    assert [record["step"] for record in steps] == [1, 2, 3] and steps[2]["reward_mean"] == 0.3

@@ -24,12 +24,11 @@ def opt(name):
     return args[args.index(name) + 1] if name in args else None
 
 def train_manifest(status):  # what `infoppo train` writes for this command line, planned as its dry run
-    from infoppo_cli.cli.sweep import train_options
     from infoppo_cli.train.plan import plan_training
-    from infoppo_cli.train.request import TrainRequest
+    from infoppo_cli.train.request import request_from_argv
     from infoppo_cli.train.run import manifest
 
-    plan = plan_training(TrainRequest(**train_options(args[1:])), strict_data=False)
+    plan = plan_training(request_from_argv(args[1:]), strict_data=False)
     return manifest(plan, status)
 
 def save_manifest(record, **changes):

@@ -1,4 +1,5 @@
-"""Sweep grids: expansion and naming per kind, the train/eval command lines, option checks, dry-run."""
+"""Sweep grids: expansion and naming per kind, each point's train request and its command line, the eval
+command line, option checks, dry-run."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from cli_process import run_infoppo
 from hypothesis import given
 from hypothesis import strategies as st
 from sweep_stand_in import write_prompts
+from train_command_line import parsed_by_train
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import (
@@ -21,7 +23,7 @@ from infoppo_cli.sweep.grid import (
 )
 from infoppo_cli.train.methods import method
 from infoppo_cli.train.presets import preset
-from infoppo_cli.train.request import TrainRequest
+from infoppo_cli.train.request import TrainRequest, train_argv
 
 
 def plan_for(kind: str, tmp_path: Path, **options):
@@ -52,7 +54,7 @@ def test_the_arms_differ_in_their_clock_alone() -> None:
 @pytest.mark.parametrize(
     ("kind", "values", "held"),
     [
-        ("gamma", [1.0, 0.999, 0.99, 0.98], ("--lambd", "1.0")),
+        ("gamma", [1.0, 0.999, 0.99, 0.98], ("--lambda", "1.0")),
         ("lambda", [1.0, 0.99, 0.95], ("--gamma", "1.0")),
     ],
 )
@@ -68,7 +70,7 @@ def test_the_long_task_preset_has_the_paper_s_grids_and_runs_the_coinciding_poin
     for point in points:
         argv = plan.train_command(point)
         assert option(argv, held[0]) == held[1]
-        assert point.parameters()[held[0].lstrip("-")] == 1.0
+        assert point.parameters()[{"--lambda": "lambd", "--gamma": "gamma"}[held[0]]] == 1.0
 
 
 def test_a_held_value_passed_through_decides_whether_the_clocks_coincide(tmp_path: Path) -> None:
@@ -76,7 +78,6 @@ def test_a_held_value_passed_through_decides_whether_the_clocks_coincide(tmp_pat
         "gamma",
         preset="tiny-cpu-long",
         out_dir=tmp_path / "sweep",
-        extra_train_args=("--lambd", "0.95"),
         train_options={"lambd": 0.95},
     )
     assert {p.time for p in plan.points if p.value == 1.0} == {"info", "token"}
@@ -99,7 +100,7 @@ def test_gamma_default_grid_runs_both_arms_with_the_same_discounting(tmp_path: P
         assert argv[:2] == ["infoppo", "train"]
         assert option(argv, "--method") == {"info": "infoppo", "token": "info-clip"}[point.time]
         assert float(option(argv, "--gamma")) == point.value
-        assert option(argv, "--lambd") == "0.99"  # held for both arms
+        assert option(argv, "--lambda") == "0.99"  # held for both arms
         assert option(argv, "--seed") == "1"
         assert option(argv, "--output-dir") == str(tmp_path / "sweep" / point.name)
         assert option(argv, "--preset") == "qwen3-4b"
@@ -116,7 +117,7 @@ def test_lambda_default_grid_holds_gamma_at_the_paper_value(tmp_path: Path) -> N
     for point in plan.points:
         argv = plan.train_command(point)
         assert option(argv, "--gamma") == "0.999"
-        assert float(option(argv, "--lambd")) == point.value
+        assert float(option(argv, "--lambda")) == point.value
 
 
 def test_clip_grid_sets_both_epsilons_on_the_info_arm_only(tmp_path: Path) -> None:
@@ -128,9 +129,9 @@ def test_clip_grid_sets_both_epsilons_on_the_info_arm_only(tmp_path: Path) -> No
         "clip-10-10-info-seed1",
     ]
     argv = plan.train_command(plan.points[0])
-    assert (option(argv, "--eps-low-info"), option(argv, "--eps-high-info")) == ("5", "10")
+    assert (option(argv, "--eps-low-info"), option(argv, "--eps-high-info")) == ("5.0", "10.0")
     assert option(argv, "--method") == "infoppo"
-    assert "--gamma" not in argv and "--lambd" not in argv
+    assert "--gamma" not in argv and "--lambda" not in argv
 
 
 def test_norm_grid(tmp_path: Path) -> None:
@@ -171,26 +172,29 @@ def test_eval_phase_runs_on_the_final_model_with_the_presets_length(tmp_path: Pa
     assert [name for name, _ in plan_for("norm", tmp_path).phases(point)] == ["train"]
 
 
-def test_passed_through_train_options_are_appended_and_replace_held_values(tmp_path: Path) -> None:
-    plan = plan_for("gamma", tmp_path, extra_train_args=["--lambd", "0.95", "--set", "rollout.n=8"])
-    argv = plan.train_command(plan.points[0])
-    assert argv.count("--lambd") == 1 and option(argv, "--lambd") == "0.95"
-    assert argv[-4:] == ["--lambd", "0.95", "--set", "rollout.n=8"]
+def test_the_sweep_s_train_options_reach_every_run_and_replace_held_values(tmp_path: Path) -> None:
+    plan = plan_for("gamma", tmp_path, train_options={"lambd": 0.95, "overrides": ["rollout.n=8"]})
+    for point in plan.points:
+        argv = plan.train_command(point)
+        assert argv.count("--lambda") == 1 and option(argv, "--lambda") == "0.95"
+        assert option(argv, "--set") == "rollout.n=8"
 
 
 @pytest.mark.parametrize(
-    ("kind", "extra", "message"),
+    ("kind", "given", "message"),
     [
-        ("gamma", ["--seed", "3"], "--seeds N"),
-        ("gamma", ["--gamma=0.9"], "--gamma is set by the gamma sweep"),
-        ("clip", ["--eps-low-info", "3"], "--eps-low-info is set"),
-        ("norm", ["--output-dir", "x"], "--output-dir is set"),
-        ("lambda", ["--method", "dapo"], "--time"),
+        ("gamma", {"seed": 3}, "--seeds N"),
+        ("gamma", {"gamma": 0.9}, "--gamma is set by the gamma sweep"),
+        ("clip", {"eps_low_info": 3.0}, "--eps-low-info is set"),
+        ("norm", {"output_dir": "x"}, "--output-dir is set"),
+        ("lambda", {"method": "dapo"}, "--time"),
+        ("gamma", {"run_name": "x"}, "--run-name is set by the gamma sweep .* --run-name-prefix"),
+        ("gamma", {"address": "h:1"}, "--address is set by the gamma sweep .* --ray-dashboard"),
     ],
 )
-def test_sweep_controlled_options_cannot_be_passed_through(tmp_path, kind, extra, message) -> None:
+def test_train_options_the_sweep_sets_itself_are_refused(tmp_path, kind, given, message) -> None:
     with pytest.raises(UsageError, match=message):
-        plan_for(kind, tmp_path, extra_train_args=extra)
+        plan_for(kind, tmp_path, train_options=given)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -251,7 +255,8 @@ def test_gamma_values_round_trip_through_names_and_commands(values: list[float])
     assert [point.value for point in points] == distinct
     assert len({point.name for point in points}) == len(distinct)
     for point in points:
-        assert float(point.swept_args()[1]) == point.value
+        argv = train_argv(TrainRequest("qwen3-4b", **point.swept_fields()))
+        assert float(option(argv, "--gamma")) == point.value
         assert "/" not in point.name and " " not in point.name
 
 
@@ -274,13 +279,13 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
     out = tmp_path / "lam"
     write_prompts(tmp_path / "train.jsonl")
     result = run_infoppo(
-        "sweep", "lambda", "--values", "0.9,0.95", "--eval-bench", "aime25", "--out", str(out),
-        "--dry-run", "--data", "train.jsonl", "--train-eval-bench", "none", cwd=tmp_path,
+        "sweep", "lambda", "--values", "0.9,0.95", "--final-eval-bench", "aime25", "--out", str(out),
+        "--dry-run", "--data", "train.jsonl", "--eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     plan = build_plan(
         "lambda", preset="qwen3-4b", out_dir=out, values=["0.9,0.95"], eval_benches=("aime25",),
-        extra_train_args=["--data", "train.jsonl", "--eval-bench", "none"],
+        train_options={"data": "train.jsonl", "eval_bench": "none"},
     )  # fmt: skip
     for point in plan.points:
         row = next(line for line in result.stdout.splitlines() if f" {point.name} " in line)
@@ -294,14 +299,14 @@ def test_dry_run_prints_the_grid_and_every_command_and_writes_nothing(tmp_path: 
 @pytest.mark.slow
 def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path) -> None:
     result = run_infoppo(
-        "sweep", "norm", "--values", "batch", "--address", "http://head:8265", "--max-parallel", "3",
+        "sweep", "norm", "--values", "batch", "--ray-dashboard", "http://head:8265", "--max-parallel", "3",
         "--out", str(tmp_path / "n"), "--dry-run", "--data", str(write_prompts(tmp_path / "p.jsonl")),
         "--train-eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "as Ray jobs on http://head:8265, at most 3 at once" in result.stdout
-    assert "--norm batch --seed 1 --output-dir" in result.stdout
-    assert "p.jsonl --eval-bench none --address auto" in result.stdout
+    assert "--norm batch --seed 1 --address auto" in result.stdout
+    assert "p.jsonl --output-dir" in result.stdout and "--eval-bench none" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -315,7 +320,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
         (["sweep", "clip", "--values", "5,10", "--dry-run"], "EPS_LOW:EPS_HIGH pairs"),
         (
             ["sweep", "gamma", "--max-parallel", "2", "--dry-run"],
-            "error: --max-parallel needs --address or --launcher slurm",
+            "error: --max-parallel needs --ray-dashboard or --launcher slurm",
         ),
         (["sweep", "gamma", "--seed", "2", "--dry-run"], "error: --seed is set by the gamma sweep"),
         (
@@ -331,12 +336,17 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
         (["sweep", "gamma"], "data file data/dapo-math-17k.jsonl not found"),  # a real sweep, no data
         (
             ["sweep", "norm", "--dry-run", "--bogus", "--data", "P"],
-            "train options of the sweep: No such option: --bogus",
+            "error: No such option: --bogus",
         ),
-        (["sweep", "gamma", "--launcher", "ray", "--dry-run"], "error: --launcher ray needs --address"),
+        (["sweep", "gamma", "--launcher", "ray", "--dry-run"], "error: --launcher ray needs --ray-dashboard"),
         (
-            ["sweep", "gamma", "--launcher", "slurm", "--address", "h:1", "--dry-run"],
-            "--address is for --launcher ray",
+            ["sweep", "gamma", "--launcher", "slurm", "--ray-dashboard", "h:1", "--dry-run"],
+            "--ray-dashboard is for --launcher ray",
+        ),
+        (["sweep", "gamma", "--address", "h:1", "--dry-run"], "--address is set by the gamma sweep"),
+        (
+            ["sweep", "gamma", "--eval-bench", "none", "--train-eval-bench", "none", "--dry-run"],
+            "give --eval-bench or its older spelling --train-eval-bench, not both",
         ),
         (
             ["sweep", "gamma", "--launcher", "slurm", "--slurm-time", "2 days", "--dry-run"],
@@ -358,15 +368,16 @@ def test_bad_sweep_options_exit_2_with_one_line(tmp_path: Path, args: list[str],
 
 
 @pytest.mark.parametrize("kind", ["gamma", "lambda", "clip", "norm", "components", "methods"])
-def test_each_point_s_request_is_what_its_command_asks_for(tmp_path: Path, kind: str) -> None:
-    """The sweep checks TrainRequest objects and launches their command lines: the two agree, the
-    pass-through options included (its command parsed by `infoppo train` itself)."""
-    from infoppo_cli.cli.sweep import train_options
-
-    extra = ["--steps", "3", "--data", "p.jsonl", "--set", "rollout.batch_size=8", "--no-eval-before"]
-    plan = plan_for(kind, tmp_path, extra_train_args=extra, train_options=train_options(extra))
+def test_each_point_is_a_request_whose_command_train_reads_back_into_it(tmp_path: Path, kind: str) -> None:
+    """A point's command is its request's (``train_argv``), the sweep's train options included; `infoppo
+    train` parses it into the very request the sweep planned and checked."""
+    given = {"steps": 3, "data": "p.jsonl", "overrides": ["rollout.batch_size=8"], "eval_before": False}
+    plan = plan_for(kind, tmp_path, train_options=given)
     for point in plan.points:
-        assert plan.train_request(point) == TrainRequest(**train_options(plan.train_command(point)[2:]))
+        request = plan.train_request(point)
+        assert plan.train_command(point) == train_argv(request)
+        assert parsed_by_train(plan.train_command(point)) == request
+        assert (request.steps, request.data, request.eval_before) == (3, "p.jsonl", False)
 
 
 def test_held_values_are_the_info_method_s_and_a_passed_spelling_replaces_them(tmp_path: Path) -> None:
@@ -375,8 +386,8 @@ def test_held_values_are_the_info_method_s_and_a_passed_spelling_replaces_them(t
     assert plan.held() == {"--lambd": info["algo.advantage.lambd"]}
     assert plan.train_request(plan.points[0]).lambd == info["algo.advantage.lambd"]
     assert plan_for("lambda", tmp_path).held() == {"--gamma": info["algo.advantage.gamma"]}
-    passed = plan_for("gamma", tmp_path, extra_train_args=["--lambda", "0.9"], train_options={"lambd": 0.9})
-    assert passed.held() == {} and "--lambd" not in passed.train_command(passed.points[0])
+    passed = plan_for("gamma", tmp_path, train_options={"lambd": 0.9})
+    assert passed.held() == {} and passed.train_command(passed.points[0]).count("--lambda") == 1
     assert passed.train_request(passed.points[0]).lambd == 0.9
     with pytest.raises(UsageError, match="--lambda is set by the lambda sweep"):
-        plan_for("lambda", tmp_path, extra_train_args=["--lambda=0.9"])
+        plan_for("lambda", tmp_path, train_options={"lambd": 0.9})

@@ -25,7 +25,7 @@ def test_components_runs_the_four_arms_at_the_same_gamma_lambda_and_seeds(tmp_pa
     ]
     assert plan.points[0].name == "components-ppo-seed1"
     commands = [plan.train_command(point) for point in plan.points]
-    assert {(option(c, "--gamma"), option(c, "--lambd")) for c in commands} == {("0.999", "0.99")}
+    assert {(option(c, "--gamma"), option(c, "--lambda")) for c in commands} == {("0.999", "0.99")}
     assert {option(c, "--method") for c in commands} == set(COMPONENT_METHODS)
 
 
@@ -42,7 +42,7 @@ def test_passed_gamma_replaces_the_held_one_and_arms_can_be_chosen(tmp_path: Pat
         preset="qwen3-4b",
         out_dir=tmp_path,
         time="ppo,infoppo",
-        extra_train_args=["--gamma", "1.0"],
+        train_options={"gamma": 1.0},
     )
     assert [p.method for p in plan.points] == ["ppo", "infoppo"]
     assert all(option(plan.train_command(p), "--gamma") == "1.0" for p in plan.points)
@@ -63,10 +63,14 @@ def test_components_dry_run_lists_the_four_arms(tmp_path: Path) -> None:
     prompts = write_prompts(tmp_path / "p.jsonl")
     result = run_infoppo(
         "sweep", "components", "--dry-run", "--data", str(prompts), "--out", "c",
-        "--train-eval-bench", "none", cwd=tmp_path,
+        "--eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     for arm in COMPONENT_METHODS:
         assert f"components-{arm}-seed1" in result.stdout
-        assert f"--method {arm} --gamma 0.999 --lambd 0.99 --seed 1" in result.stdout
+        run_dir = tmp_path / "c" / f"components-{arm}-seed1"
+        assert (
+            f"--method {arm} --data {prompts} --output-dir {run_dir} --gamma 0.999 --lambda 0.99 --seed 1"
+            in (result.stdout)
+        )
     assert "components sweep, preset qwen3-4b: 4 runs" in result.stdout

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from infoppo_cli.sweep.local import LocalLauncher
 from infoppo_cli.sweep.ray_jobs import RayJobLauncher
 from infoppo_cli.sweep.runner import run_sweep
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
+from infoppo_cli.train.request import request_from_argv
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
 ) -> None:
     out = tmp_path / "sweep"
     stand_in.configure(fail=["gamma-0.99-token"])
-    first = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25")
+    first = run_sweep_cli(stand_in, out, "--final-eval-bench", "aime24,aime25")
     assert first.returncode == 1, first.stderr
     assert statuses(out) == {
         "gamma-0.999-info-seed1": "done",
@@ -84,28 +86,29 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
     assert "stand-in failure" in (out / "gamma-0.99-token-seed1" / "train.log").read_text()
     assert "1 run(s) failed" in first.stdout and "--retry-failed" in first.stdout
 
-    failing_again = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25", "--retry-failed")
+    failing_again = run_sweep_cli(stand_in, out, "--final-eval-bench", "aime24,aime25", "--retry-failed")
     assert failing_again.returncode == 1 and "1 run(s) failed" in failing_again.stdout
     assert "--retry-failed" not in failing_again.stdout  # no advice to do what was just done
     calls = stand_in.calls()
 
     stand_in.configure()  # the cause of the failure is fixed
-    again = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25")
+    again = run_sweep_cli(stand_in, out, "--final-eval-bench", "aime24,aime25")
     assert again.returncode == 1
     assert stand_in.calls() == calls  # done skipped, failed kept
     assert "3 done (skipped)" in again.stdout
 
-    retried = run_sweep_cli(stand_in, out, "--eval-bench", "aime24,aime25", "--retry-failed")
+    retried = run_sweep_cli(stand_in, out, "--final-eval-bench", "aime24,aime25", "--retry-failed")
     assert retried.returncode == 0, retried.stderr
     new_calls = stand_in.calls()[len(calls) :]
     assert [call[0] for call in new_calls] == ["train", "eval"]
     assert output_dirs(new_calls) == ["gamma-0.99-token-seed1"]
-    assert new_calls[0][-1] == "--resume"  # the failed attempt had written manifest.json
+    assert request_from_argv(new_calls[0][1:]).resume  # the failed attempt had written manifest.json
     assert set(statuses(out).values()) == {"done"}
     state = SweepState.load(out / STATE_FILE)
     run = state.run("gamma-0.99-token-seed1")
     assert run.attempts == 3 and run.duration_s is not None and run.phase("train").exit_code == 0
-    assert run.phase("train").launched == [*run.phase("train").command, "--resume"]
+    launched = request_from_argv(run.phase("train").launched)
+    assert launched == replace(request_from_argv(run.phase("train").command), resume=True)
     assert state.settings["eval_bench"] == ["aime24", "aime25"]
 
 
@@ -155,7 +158,7 @@ def test_ctrl_c_stops_the_child_and_leaves_a_consistent_state_that_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert set(statuses(out).values()) == {"done"}
     again = [c for c in stand_in.calls() if "gamma-0.999-info-seed1" in c[c.index("--output-dir") + 1]]
-    assert len(again) == 2 and again[-1][-1] == "--resume"
+    assert len(again) == 2 and request_from_argv(again[-1][1:]).resume
 
 
 @pytest.mark.slow
@@ -233,7 +236,7 @@ def test_a_local_sweep_will_not_restart_a_run_that_is_a_ray_job(tmp_path: Path, 
     run = state.runs[0]
     state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
     state.record_handle(run.phases[0], job_id="infoppo-x-norm-batch-info-seed1-train-1")
-    with pytest.raises(Exception, match="re-run with that --address to re-attach"):
+    with pytest.raises(Exception, match="re-run with that --ray-dashboard to re-attach"):
         run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)
     assert stand_in.calls() == [] and SweepState.load(state.path).runs[0].status == "running"
 
@@ -273,7 +276,7 @@ def test_a_sweep_directory_moved_between_runs_resumes_where_it_now_is(
     assert f"resuming (moved from {old}): 3 done (skipped), 1 failed, retrying" in resumed.stdout
     again = stand_in.calls()[4:]
     assert [call[call.index("--output-dir") + 1] for call in again] == [str(new / "gamma-0.99-token-seed1")]
-    assert again[0][-1] == "--resume" and set(statuses(new).values()) == {"done"}
+    assert request_from_argv(again[0][1:]).resume and set(statuses(new).values()) == {"done"}
     assert str(old) not in (new / STATE_FILE).read_text()
 
 
@@ -365,7 +368,7 @@ def test_ray_jobs_run_the_grid_in_parallel_and_their_logs_are_collected(
     train_log = (Path(done.output_dir) / "train.log").read_text()
     assert f"stand-in training {done.name}" in train_log and "Ray job" in train_log
     assert "stand-in eval done" in (Path(done.output_dir) / "eval.log").read_text()
-    assert done.phase("train").launched[-2:] == ["--address", "auto"]
+    assert request_from_argv(done.phase("train").launched).address == "auto"
 
     failed = state.run("gamma-0.99-info-seed1")
     assert failed.phase("train").exit_code == 1 and failed.phase("eval").status == "pending"
@@ -434,7 +437,7 @@ def test_cli_ray_sweep_left_by_ctrl_c_keeps_its_jobs_and_re_attaches(
     out = tmp_path / "sweep"
     release = tmp_path / "release"
     stand_in.configure(hold=str(release))
-    ray_options = ("--time", "info", "--address", ray_dashboard, "--max-parallel", "2")
+    ray_options = ("--time", "info", "--ray-dashboard", ray_dashboard, "--max-parallel", "2")
     process = sweep_cli(stand_in, out, *ray_options)
     deadline = time.monotonic() + 60
     while len(stand_in.calls()) < 2 and time.monotonic() < deadline:  # both jobs are training
@@ -455,7 +458,7 @@ def test_cli_ray_sweep_left_by_ctrl_c_keeps_its_jobs_and_re_attaches(
     trains = output_dirs(stand_in.calls())
     assert sorted(trains) == sorted(statuses(out))  # each grid point trained exactly once
     for run in SweepState.load(out / STATE_FILE).runs:
-        assert run.attempts == 1 and run.phases[0].launched[-2:] == ["--address", "auto"]
+        assert run.attempts == 1 and request_from_argv(run.phases[0].launched).address == "auto"
 
 
 def test_an_unreachable_ray_address_is_an_environment_problem() -> None:

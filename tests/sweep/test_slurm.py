@@ -19,6 +19,7 @@ from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
 from infoppo_cli.sweep.request import slurm_minutes
 from infoppo_cli.sweep.slurm import LOCAL_EXECUTOR_ENV, RAY_ENV, SLURM_DIR, SlurmSettings
 from infoppo_cli.sweep.state import STATE_FILE, SweepState
+from infoppo_cli.train.request import request_from_argv
 
 RAY_STAND_IN = """
 import json, sys
@@ -92,7 +93,7 @@ def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
 def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_path: Path) -> None:
     stand_in = StandIn(tmp_path / "bin")
     out = tmp_path / "sweep"
-    result = finish(slurm_sweep(stand_in, out, "--eval-bench", "aime24"))
+    result = finish(slurm_sweep(stand_in, out, "--final-eval-bench", "aime24"))
     assert result.returncode == 0, result.stdout + result.stderr
     state = SweepState.load(out / STATE_FILE)
     assert {run.status for run in state.runs} == {"done"}
@@ -100,7 +101,7 @@ def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_pat
     assert all(job_ids) and len(set(job_ids)) == 4  # train and eval of two runs: four jobs
     assert all((out / SLURM_DIR / job_id).is_dir() for job_id in job_ids)  # submitit's own files
     trains = [call for call in stand_in.calls() if call[0] == "train"]
-    assert len(trains) == 2 and all(call[-2:] == ["--address", "auto"] for call in trains)
+    assert len(trains) == 2 and all(request_from_argv(call[1:]).address == "auto" for call in trains)
     ray_calls = [json.loads(line) for line in (tmp_path / "ray_stand_in.py.calls").read_text().splitlines()]
     assert sorted(ray_calls) == [["start", "--head", "--port", "6379"]] * 2 + [["stop"]] * 2  # trains only
     log = (out / "norm-batch-info-seed1" / "train.log").read_text()

@@ -127,7 +127,7 @@ def test_a_different_sweep_or_train_command_in_the_same_directory_is_refused(tmp
     state, _ = open_plan(make_plan(tmp_path))
     finish(state, state.runs[0].name, 0)
     with pytest.raises(UsageError, match="started with another train command"):
-        open_plan(make_plan(tmp_path, extra_train_args=["--set", "actor.lr=2e-6"]))
+        open_plan(make_plan(tmp_path, train_options={"overrides": ["actor.lr=2e-6"]}))
     other = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sw")
     with pytest.raises(UsageError, match="holds a gamma sweep"):
         open_plan(other)
@@ -197,9 +197,32 @@ def test_new_tracking_names_resume_the_same_runs(tmp_path: Path) -> None:
     state.save()
     finish(state, done, 0)
     finish(state, failed, 1)
-    renamed = make_plan(tmp_path, tracking={"wandb_project": "lab", "run_name": "v2"})
+    renamed = make_plan(tmp_path, train_options={"wandb_project": "lab"}, run_name_prefix="v2")
     resumed, summary = open_plan(renamed, retry_failed=True)
     assert summary.done == (done,) and summary.failed_retried == (failed,)
     assert "--run-name" not in resumed.run(done).phase("train").command  # what it ran
     retry = resumed.run(failed).phase("train").command
     assert retry[retry.index("--run-name") + 1] == f"v2-{failed}" and "lab" in retry
+
+
+def test_a_run_recorded_in_another_spelling_of_its_command_resumes(tmp_path: Path) -> None:
+    """A run's command is compared as the request it asks for: a sweep recorded before commands were
+    written from requests (options in another order, ``--lambd``, numbers as typed) resumes."""
+    plan = make_plan(tmp_path, train_options={"steps": 30, "overrides": ["rollout.n_samples_per_prompt=8"]})
+    state, _ = open_plan(plan)
+    for run, point in zip(state.runs, plan.points, strict=True):
+        request = plan.train_request(point)
+        run.phase("train").command = [
+            "infoppo", "train", "--preset", "qwen3-4b", "--method", request.method,
+            "--gamma", str(point.value), "--lambd", "0.99", "--seed", "1",
+            "--output-dir", run.output_dir, "--wandb-group", "sw", "--run-name", run.name,
+            "--steps=30", "--set", "rollout.n_samples_per_prompt=8",
+        ]  # fmt: skip
+    state.save()
+    done = plan.points[0].name
+    finish(state, done, 0)
+    resumed, summary = open_plan(plan)
+    assert summary.done == (done,)
+    assert "--lambd" in resumed.run(done).phase("train").command  # what it ran
+    with pytest.raises(UsageError, match="started with another train command"):
+        open_plan(make_plan(tmp_path, train_options={"steps": 31}))

@@ -10,7 +10,7 @@ import typing
 import pytest
 
 from infoppo_cli.cli.options import settings_options
-from infoppo_cli.infotime import NORM_MODES
+from infoppo_cli.components import NORMS
 from infoppo_cli.schema import declaration, option_fields
 from infoppo_cli.train.request import NORM_CHOICES, TrainRequest
 
@@ -25,13 +25,14 @@ def test_every_request_field_is_a_train_option_in_its_old_order():
     assert flags["--no-eval-before"] == "eval_before"
 
 
-def test_the_norm_choices_are_infotime_s():
-    assert typing.get_args(NORM_CHOICES) == NORM_MODES
+def test_the_norm_choices_are_the_registered_normalisations():
+    assert typing.get_args(NORM_CHOICES) == tuple(NORMS)
 
 
 @pytest.mark.parametrize("name", ["gamma", "lambd", "eps_low_info", "eps_high_info", "norm"])
 def test_method_settings_default_to_the_method_not_to_a_number(name):
-    help_text = next(p for p in settings_options(TrainRequest) if p.name == name).default.help
+    parameter = next(p for p in settings_options(TrainRequest) if p.name == name)
+    help_text = typing.get_args(parameter.annotation)[1].help
     assert "(default: the method's; see `infoppo presets`)" in help_text
     assert not any(number in help_text for number in ("0.999", "0.99", "10", "20", "batch"))
 

@@ -139,13 +139,12 @@ def test_a_sweep_groups_its_points_and_names_each_run_after_its_point(tmp_path):
         preset="qwen3-4b",
         out_dir=tmp_path / "s",
         values=["0.99"],
-        tracking={"wandb_project": "lab", "wandb_group": "g", "run_name": "v2", "wandb_mode": "offline"},
+        train_options={"wandb_project": "lab", "wandb_group": "g", "wandb_mode": "offline"},
+        run_name_prefix="v2",
     )
-    assert tracked.tracking_fields(point) == {
-        "wandb_project": "lab",
-        "wandb_group": "g",
-        "wandb_mode": "offline",
-        "run_name": f"v2-{point.name}",
-    }
+    named = tracked.train_request(point)
+    assert (named.wandb_project, named.wandb_group, named.wandb_mode) == ("lab", "g", "offline")
+    assert named.run_name == f"v2-{point.name}"
     resumed = tracked.sweep_command()
-    assert resumed[resumed.index("--wandb-project") + 1] == "lab" and "--run-name" in resumed
+    assert resumed[resumed.index("--wandb-project") + 1] == "lab"
+    assert resumed[resumed.index("--run-name-prefix") + 1] == "v2"

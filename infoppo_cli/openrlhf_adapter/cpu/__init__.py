@@ -9,8 +9,10 @@ experience maker, loss, reward, metrics, eval and checkpoints. Every rebinding i
   and weight sync call on a vLLM engine, generating with transformers; it receives the actor's
   weights after every RL step through Ray's object store (instead of NCCL).
 * ``strategy``: DeepSpeed's CPU accelerator, and the strategy's device mesh built on the CPU.
-* ``workers``: the actor and critic workers and their group, placed on CPUs, with OpenRLHF's few
-  direct ``torch.cuda`` calls pointed at the CPU (``torch_device``).
+* ``workers``: the actor and critic workers and their group, placed on CPUs, the actor sending its
+  weights to the rollout engines through Ray's object store.
+* ``torch_device``: OpenRLHF's own ``torch.cuda`` calls and its replay buffer's device, answered on
+  the CPU in the workers.
 * ``stand_ins``: vLLM cannot be installed on a CPU machine, yet OpenRLHF imports it at module level;
   ``install`` registers a module under its name that holds what those imports read and refuses to
   build an engine.

@@ -5,7 +5,8 @@ runs the agent executor, which tokenises, calls :meth:`CpuRolloutEngine.generate
 reward function) and ``get_num_unfinished_requests``, ``wake_up`` and ``sleep``; the actor worker
 sends the trained weights after each RL step (here :meth:`CpuRolloutEngine.update_weights`, an
 object-store reference, where a GPU run broadcasts over NCCL). Concurrent ``generate`` calls are
-gathered into one left-padded batch per sampling setting, as vLLM batches its requests.
+gathered into one batch per sampling setting, as vLLM batches its requests, and drawn by the
+transformers sampler (:mod:`infoppo_cli.data.sampler`, torch's global stream).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import ray
 import torch
 from openrlhf.trainer.ray.vllm_engine import RolloutRayActor
 
+from infoppo_cli.data.sampler import Sampled, Sampling, pad_token_id, sample_batch, stop_token_ids
 from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads
 
 _UpstreamRollout = getattr(RolloutRayActor, "__ray_actor_class__", RolloutRayActor)
@@ -70,15 +72,10 @@ class CpuRolloutEngine(_UpstreamRollout):
         # three start from the same values; computed in float32, as the CPU strategy trains
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch.bfloat16).float().eval()
         self.max_model_len = max_model_len
-        self.stop_ids = self._stop_ids()
+        self.stop_ids = sorted(stop_token_ids(self.tokenizer, self.model.generation_config))
         self._queue: list[_Request] = []
         self._worker: asyncio.Task | None = None
         self.weight_updates = 0
-
-    def _stop_ids(self) -> list[int]:
-        eos = self.model.generation_config.eos_token_id
-        ids = set(eos if isinstance(eos, list) else [eos]) | {self.tokenizer.eos_token_id}
-        return sorted(i for i in ids if i is not None)
 
     async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
         """One completion of ``prompt_token_ids``: ``.outputs[0]`` has ``token_ids``,
@@ -114,53 +111,30 @@ class CpuRolloutEngine(_UpstreamRollout):
             seen = len(self._queue)
             await asyncio.sleep(SETTLE_SECONDS)
 
-    @torch.no_grad()
     def _sample(self, prompts: list[list[int]], params: Any) -> list[SimpleNamespace]:
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_ids[0]
-        width = max(len(p) for p in prompts)
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-        stops = sorted(set(self.stop_ids) | set(params.stop_token_ids or ()))
+        return [
+            _request_output(drawn)
+            for drawn in sample_batch(self.model, prompts, self._sampling(prompts, params))
+        ]
+
+    def _sampling(self, prompts: list[list[int]], params: Any) -> Sampling:
+        """vLLM's ``SamplingParams`` as the transformers sampler's settings (torch's global stream);
+        the budget is cut so that no sequence outgrows ``max_model_len``."""
+        stops = frozenset(self.stop_ids) | frozenset(params.stop_token_ids or ())
         budget = int(params.max_tokens or 16)
         if self.max_model_len:
-            budget = max(1, min(budget, self.max_model_len - width))
-        sample = float(params.temperature or 0.0) > 0
-        options: dict[str, Any] = {"do_sample": sample, "max_new_tokens": budget}
-        if sample:
-            top_k = int(params.top_k or 0)
-            options.update(temperature=float(params.temperature), top_p=float(params.top_p or 1.0))
-            options["top_k"] = top_k if top_k > 0 else None
-        out = self.model.generate(
-            input_ids=ids,
-            attention_mask=mask,
-            eos_token_id=None if params.ignore_eos else stops,
-            pad_token_id=pad,
-            min_new_tokens=int(params.min_tokens or 0) or None,
-            output_scores=params.logprobs is not None,
-            return_dict_in_generate=True,
-            **options,
+            budget = max(1, min(budget, self.max_model_len - max(len(p) for p in prompts)))
+        return Sampling(
+            max_new_tokens=budget,
+            stop_ids=stops,
+            pad_id=pad_token_id(self.tokenizer, self.stop_ids),
+            temperature=float(params.temperature or 0.0),
+            top_p=float(params.top_p or 1.0),
+            top_k=int(params.top_k or 0),
+            min_new_tokens=int(params.min_tokens or 0),
+            ignore_eos=bool(params.ignore_eos),
+            logprobs=params.logprobs is not None,
         )
-        new = out.sequences[:, width:]
-        scores = torch.stack(out.scores, dim=1).log_softmax(-1) if params.logprobs is not None else None
-        return [self._completion(new[row], scores, row, stops, params) for row in range(len(prompts))]
-
-    @staticmethod
-    def _completion(tokens: torch.Tensor, scores, row: int, stops: list[int], params: Any) -> SimpleNamespace:
-        ids = tokens.tolist()
-        end = next((i for i, token in enumerate(ids) if token in stops), None)
-        if params.ignore_eos or end is None:
-            finish = "length"
-            end = len(ids) - 1
-        else:
-            finish = "stop"
-        ids = ids[: end + 1]
-        logprobs = None
-        if scores is not None:
-            logprobs = [
-                {token: SimpleNamespace(logprob=float(scores[row, i, token]))} for i, token in enumerate(ids)
-            ]
-        output = SimpleNamespace(token_ids=ids, finish_reason=finish, logprobs=logprobs)
-        return SimpleNamespace(outputs=[output])
 
     def update_weights(self, state: dict[str, torch.Tensor]) -> int:
         """Load the actor's parameters (an object-store copy); returns the update count. A tied
@@ -199,6 +173,19 @@ class CpuRolloutEngine(_UpstreamRollout):
         raise RuntimeError(
             "the CPU rollout engine receives weights through Ray's object store (update_weights)"
         )
+
+
+def _request_output(drawn: Sampled) -> SimpleNamespace:
+    """One sample as vLLM's ``RequestOutput`` carries it: ``.outputs[0]`` with ``token_ids``,
+    ``finish_reason`` and ``logprobs`` (``{token: .logprob}`` per token, when asked for)."""
+    logprobs = None
+    if drawn.logprobs is not None:
+        logprobs = [
+            {token: SimpleNamespace(logprob=logprob)}
+            for token, logprob in zip(drawn.token_ids, drawn.logprobs, strict=True)
+        ]
+    output = SimpleNamespace(token_ids=drawn.token_ids, finish_reason=drawn.finish_reason, logprobs=logprobs)
+    return SimpleNamespace(outputs=[output])
 
 
 def parameter_digest(model: torch.nn.Module) -> dict[str, str]:

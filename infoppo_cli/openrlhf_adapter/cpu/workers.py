@@ -1,12 +1,21 @@
 """The actor and critic workers of a CPU run, their group's placement, and the weight sync.
 
-The workers are infoppo's GPU workers (``actors.InfoPolicyModelActor``, OpenRLHF's
-``CriticModelActor``) training with OpenRLHF's ``DeepspeedStrategy`` and DeepSpeed's engine on its CPU
-accelerator (``strategy``), with OpenRLHF's direct ``torch.cuda`` calls pointed at the CPU
-(``torch_device``) and, in the actor, the weight sync to the rollout engines carried by Ray's object
-store, where upstream's ``ActorPPOTrainer`` opens an NCCL group to vLLM and broadcasts every
-parameter over it. A group of several workers (``--gpus-per-node N`` on a CPU run) is data parallel:
-DeepSpeed all-reduces their gradients over gloo.
+What is replaced, and why (each a row of ``openrlhf_adapter.patches.PATCHES``):
+
+* the workers: infoppo's actor worker (``actors.InfoPolicyModelActor``) and OpenRLHF's
+  ``CriticModelActor``, each process set up for the CPU before upstream's ``__init__``
+  (:func:`run_worker_on_cpu`): DeepSpeed on its CPU accelerator with the strategy's device mesh on the
+  CPU (``strategy``), OpenRLHF's own ``torch.cuda`` calls answered on the CPU (``torch_device``);
+* the weight sync: upstream's actor opens an NCCL group to the vLLM engines and broadcasts every
+  parameter over it; :class:`CpuPolicyModelActor` withholds the engines from upstream's set-up and
+  sends the weights through Ray's object store instead;
+* the placement: upstream's ``RayActorGroup`` asks Ray for one GPU bundle per worker of a group of
+  several, which a machine without GPUs never grants; :class:`CpuActorGroup` hands it a group of CPU
+  bundles. Several workers per model (``--gpus-per-node N`` on a CPU run) are data parallel: DeepSpeed
+  all-reduces their gradients over gloo.
+
+:func:`install_cpu_classes` makes OpenRLHF's ``train()`` (the driver) build these, and the CPU rollout
+engines of ``rollout``.
 """
 
 from __future__ import annotations
@@ -14,33 +23,44 @@ from __future__ import annotations
 from typing import Any
 
 import ray
+import torch
 from openrlhf.trainer.ray.launcher import RayActorGroup
 from openrlhf.trainer.ray.ppo_critic import CriticModelActor
 
 from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
 from infoppo_cli.openrlhf_adapter.cpu.rollout import parameter_digest
+from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 from infoppo_cli.openrlhf_adapter.cpu.strategy import run_deepspeed_on_cpu
 from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads, run_cuda_calls_on_cpu
 
 
-def _prepare_cpu_worker(world_size: Any) -> None:
-    """In a model worker, before upstream's ``__init__``: the import stand-ins (also installed by Ray's
-    setup hook; idempotent), DeepSpeed on its CPU accelerator, and OpenRLHF's ``torch.cuda`` calls on
-    the CPU, with half the engine's threads shared among the group's workers (actor and critic work
-    side by side in a synchronous step)."""
-    from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install
+def worker_threads(world_size: int) -> int:
+    """Torch threads for one model worker: half the rollout engine's, shared among the group's workers
+    (the actor and the critic work side by side in a synchronous step)."""
+    return max(cpu_threads() // 2 // max(world_size, 1), 1)
 
-    install()
+
+def run_worker_on_cpu(world_size: int) -> None:
+    """Set up this model worker's process for the CPU, before upstream's ``__init__``: the import
+    stand-ins (Ray's setup hook installed them already; idempotent), DeepSpeed on its CPU accelerator,
+    OpenRLHF's ``torch.cuda`` calls on the CPU, and its share of the cores."""
+    install_stand_ins()
     run_deepspeed_on_cpu()
-    run_cuda_calls_on_cpu(max(cpu_threads() // 2 // max(int(world_size), 1), 1))
+    run_cuda_calls_on_cpu()
+    torch.set_num_threads(worker_threads(world_size))
+
+
+def _world_size(args: tuple, kwargs: dict[str, Any]) -> int:
+    """The ``world_size`` a model worker is built with (upstream's first parameter)."""
+    return int(args[0] if args else kwargs["world_size"])
 
 
 @ray.remote(num_gpus=0)
 class CpuPolicyModelActor(InfoPolicyModelActor.__ray_actor_class__):
-    """infoppo's actor worker on a CPU."""
+    """infoppo's actor worker on a CPU, sending its weights to the rollout engines by object store."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        _prepare_cpu_worker(args[0] if args else kwargs["world_size"])
+        run_worker_on_cpu(_world_size(args, kwargs))
         super().__init__(*args, **kwargs)
         self.rollout_engines: list = []
 
@@ -70,19 +90,8 @@ class CpuCriticModelActor(CriticModelActor.__ray_actor_class__):
     """OpenRLHF's critic worker on a CPU."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        _prepare_cpu_worker(args[0] if args else kwargs["world_size"])
+        run_worker_on_cpu(_world_size(args, kwargs))
         super().__init__(*args, **kwargs)
-
-
-class _OnCpus:
-    """An actor class whose ``options`` ask Ray for no GPU (``RayActorGroup`` asks for one)."""
-
-    def __init__(self, actor_class: Any) -> None:
-        self.actor_class = actor_class
-
-    def options(self, **options: Any) -> Any:
-        options.update(num_gpus=0, num_cpus=0)
-        return self.actor_class.options(**options)
 
 
 WORKER_CPU_SHARE = 0.01
@@ -102,16 +111,16 @@ def cpu_placement_group(workers: int):
 
 
 class CpuActorGroup(RayActorGroup):
-    """OpenRLHF's ``RayActorGroup`` (one worker per "GPU" slot of the plan) placed on CPUs: several
-    workers per model form one data-parallel DeepSpeed group."""
+    """OpenRLHF's ``RayActorGroup`` (one worker per "GPU" slot of the plan) placed on CPUs: its workers
+    ask Ray for no GPU and no whole CPU (upstream asks for ``num_gpus_per_actor`` of each, here 0), and
+    a group of several is placed in a CPU placement group, where upstream would build GPU bundles."""
 
     def __init__(self, num_nodes, num_gpus_per_node, ray_actor_type, pg=None, num_gpus_per_actor=1, **kwargs):
         if pg is not None:
             raise ValueError("a CPU run has no GPU placement group (train.colocate_* off)")
         workers = num_nodes * num_gpus_per_node
         group = cpu_placement_group(workers) if workers > 1 else None
-        super().__init__(num_nodes, num_gpus_per_node, _OnCpus(ray_actor_type), group, 0, **kwargs)
-        self.ray_actor_type = ray_actor_type
+        super().__init__(num_nodes, num_gpus_per_node, ray_actor_type, group, 0, **kwargs)
 
 
 def install_cpu_classes() -> None:

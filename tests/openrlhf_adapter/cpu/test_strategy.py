@@ -31,7 +31,8 @@ SCRIPT = textwrap.dedent(
     from openrlhf.utils.deepspeed import DeepspeedStrategy
     from transformers import Qwen3Config, Qwen3ForCausalLM
     from infoppo_cli.openrlhf_adapter.cpu.torch_device import run_cuda_calls_on_cpu
-    run_cuda_calls_on_cpu(1)
+    run_cuda_calls_on_cpu()
+    torch.set_num_threads(1)
 
     ckpt, max_norm = sys.argv[1], float(sys.argv[2])
     args = SimpleNamespace(

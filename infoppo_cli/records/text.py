@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -49,8 +48,7 @@ def dumps(value: Any, **options: Any) -> str:
     return json.dumps(json_safe(value), allow_nan=False, **options)
 
 
-def write_json(path: str | Path, value: Any) -> None:
-    """Write ``value`` as indented standard JSON to ``path`` atomically."""
-    from infoppo_cli.atomic import atomic_write_text
-
-    atomic_write_text(path, dumps(value, indent=2, default=str) + "\n")
+def json_file_text(value: Any) -> str:
+    """The text of a JSON file holding ``value``: indented standard JSON (see :func:`json_safe`) and a
+    final newline, for ``atomic.atomic_write_text`` to write."""
+    return dumps(value, indent=2, default=str) + "\n"

@@ -1,0 +1,51 @@
+"""Text and JSON every reader accepts: lone surrogates repaired where read, no NaN/Infinity written."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from infoppo_cli.records.text import REPLACEMENT, dumps, has_lone_surrogate, json_file_text, valid_text
+
+
+def strict_loads(text: str):
+    def refuse(constant):
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_valid_text_replaces_lone_surrogates_only():
+    assert valid_text("a\ud800b\udfffc") == f"a{REPLACEMENT}b{REPLACEMENT}c"
+    assert valid_text("😀 é 中") == "😀 é 中"
+    assert json.loads('"\\ud83d\\ude00"') == "😀"  # a valid pair is one character, never touched
+
+
+@given(st.text())
+def test_valid_text_always_encodes_and_keeps_what_was_valid(text):
+    repaired = valid_text(text)
+    repaired.encode("utf-8")
+    assert not has_lone_surrogate(repaired) and len(repaired) == len(text)
+    assert all(a == b or b == REPLACEMENT for a, b in zip(text, repaired, strict=True))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES)
+def test_dumps_writes_standard_json_that_encodes(value):
+    text = dumps(value, ensure_ascii=False)
+    text.encode("utf-8")
+    strict_loads(text)
+
+
+def test_non_finite_numbers_are_written_as_null():
+    text = json_file_text({"se": math.nan, "k": [math.inf, -math.inf, 1.5]})
+    assert text.endswith("}\n") and strict_loads(text) == {"se": None, "k": [None, None, 1.5]}
