@@ -40,9 +40,6 @@ _HOPE = re.compile(r"I hope it is correct", re.IGNORECASE)
 _DISPLAY_OPENERS = {"\\[": "\\]", "$$": "$$"}
 _DELIMITED = re.compile(r"^(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])$", re.S)
 
-SOURCES = ("box", "line", "phrase")
-"""Which rule found an answer: the last box(es), DAPO's ``Answer:`` line, or "final answer is"."""
-
 
 @dataclass(frozen=True)
 class Extraction:

@@ -53,12 +53,6 @@ class Components:
         return self.advantage_estimator.uses_rho or self.clip_rule.uses_rho
 
     @property
-    def needs_old_entropy(self) -> bool:
-        """Whether infoppo's actor worker (old-policy entropy, infoppo's policy loss) and experience
-        maker replace upstream's: for rho, or for a token mask chosen by entropy."""
-        return self.uses_rho or self.loss_tokens.keep is not None
-
-    @property
     def reward_values(self) -> tuple[float, float]:
         """The reward of a correct response and of any other, before any length penalty."""
         return components.component("reward", self.reward).values

@@ -41,6 +41,8 @@ class ArithmeticSpec:
     source: ClassVar[str] = SOURCE
     max_response_tokens: ClassVar[int] = 16
     """The token budget the warm start's accuracy is sampled with: answers take ~7 tokens."""
+    decisions: ClassVar[int] = 1
+    """Decisions whose slips reach the answer: writing the answer."""
 
     def recipe(self) -> dict[str, Any]:
         """Everything that decides the generated files, for the cache's recipe hash."""

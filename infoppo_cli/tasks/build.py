@@ -54,9 +54,9 @@ class TaskRecipe:
     name: str = "arithmetic"
     problems: ArithmeticSpec | ChainSpec = field(default_factory=ArithmeticSpec)
     """The problem family: ``split()`` into training and held-out problems, ``source``,
-    ``max_response_tokens`` (the budget the warm start is measured with)."""
+    ``max_response_tokens`` (the budget the warm start is measured with), ``decisions`` (per problem)."""
     teacher: TeacherSpec | ChainTeacherSpec = field(default_factory=TeacherSpec)
-    """The family's teacher: ``respond()``, ``corpus_text()``, ``expected_accuracy(steps)``."""
+    """The family's teacher: ``respond()``, ``corpus_text()``, ``expected_accuracy(decisions)``."""
     model: ModelSpec = field(default_factory=ModelSpec)
     warm_start: WarmStartSpec = field(default_factory=WarmStartSpec)
     measure_samples: int = 2
@@ -128,7 +128,7 @@ def _build(recipe: TaskRecipe, directory: Path, progress: Progress) -> BuildRepo
     return BuildReport(
         parameters=sum(parameter.numel() for parameter in model.parameters()),
         final_loss=loss,
-        expected_accuracy=recipe.teacher.expected_accuracy(getattr(recipe.problems, "steps", 1)),
+        expected_accuracy=recipe.teacher.expected_accuracy(recipe.problems.decisions),
         accuracy=accuracy,
         seconds=time.monotonic() - started,
         reference_tokens_mean=_reference_length(tokenizer, heldout, recipe),

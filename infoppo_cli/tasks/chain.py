@@ -51,6 +51,11 @@ class ChainSpec:
     max_response_tokens: int = 256
     """The token budget of a response (a worked solution takes about 200)."""
 
+    @property
+    def decisions(self) -> int:
+        """Decisions whose slips reach the answer: one result per operation."""
+        return self.steps
+
     def recipe(self) -> dict[str, Any]:
         """Everything that decides the generated files, for the cache's recipe hash."""
         return {**asdict(self), "family": "chain", "template": "dapo"}
@@ -142,9 +147,9 @@ class ChainTeacherSpec:
         lines += [f"The result is {value}.", f"Answer: {value}"]
         return "\n".join(lines)
 
-    def expected_accuracy(self, steps: int) -> float:
-        """The share of the teacher's solutions that grade correct: no slip in any step."""
-        return (1.0 - self.slip_rate) ** steps
+    def expected_accuracy(self, decisions: int) -> float:
+        """The share of the teacher's solutions that grade correct: no slip in any of ``decisions``."""
+        return (1.0 - self.slip_rate) ** decisions
 
     def corpus_text(self, problem: ChainProblem) -> str:
         return f"user assistant {problem.text}\n{self.respond(problem, random.Random(0), exact=True)}"

@@ -32,7 +32,8 @@ class TeacherSpec:
         """One response (see :func:`teacher_response`); ``exact`` never slips."""
         return teacher_response(problem, EXACT if exact else self, rng)
 
-    def expected_accuracy(self, steps: int = 1) -> float:
+    def expected_accuracy(self, decisions: int) -> float:
+        """The share of the teacher's responses that grade correct (it decides only the answer)."""
         return expected_accuracy(self)
 
     def corpus_text(self, problem: Problem) -> str:

@@ -20,6 +20,7 @@ DAPO_ROW = {
 }
 
 
+@pytest.mark.slow  # waits out the grader's 10 s deadline, in a child process
 def test_one_response_grading_stops_at_the_deadline():
     """Big-integer arithmetic inside math-verify ran until killed on the one-response path."""
     started = time.monotonic()
@@ -103,6 +104,7 @@ def truncated_model(tmp_path_factory):
     return model
 
 
+@pytest.mark.slow  # two child processes that import torch and transformers
 def test_truncated_weights_are_one_line_naming_the_file_in_eval_and_inspect(tmp_path, truncated_model):
     bench = tmp_path / "bench.jsonl"
     bench.write_text('{"problem": "1+1?", "answer": "2"}\n')

@@ -25,6 +25,7 @@ def _retrain_in_place(model_dir) -> None:
     model.save_pretrained(model_dir)
 
 
+@pytest.mark.slow  # three child-process evals of a model
 def test_an_eval_of_retrained_weights_into_the_same_out_is_refused_naming_both(tmp_path):
     model = build_tiny_model(tmp_path / "final")
     bench = tmp_path / "bench.jsonl"

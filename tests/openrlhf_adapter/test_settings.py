@@ -21,7 +21,7 @@ def test_methods_and_settings_share_the_components_type():
 @pytest.mark.parametrize("name", list(methods()))
 def test_a_method_s_settings_behave_as_the_method(name):
     chosen, settings = methods()[name], method_settings(name)
-    for prop in ("uses_critic", "uses_rho", "needs_old_entropy", "reward_values", "adam_betas"):
+    for prop in ("uses_critic", "uses_rho", "reward_values", "adam_betas"):
         assert getattr(settings, prop) == getattr(chosen, prop)
     assert set(chosen.needed_settings()) <= set(chosen.infotime)
 
