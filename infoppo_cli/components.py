@@ -85,6 +85,11 @@ class TokenMask:
     settings: tuple[str, ...] = ()
     keep: Callable[..., Tensor] | None = None
 
+    @property
+    def by_entropy(self) -> bool:
+        """Whether the kept tokens are chosen by the current policy's entropy (not all of them)."""
+        return self.keep is not None
+
     def keep_for(self, entropy: Tensor, mask: Tensor, settings: Any) -> Tensor:
         """The kept tokens with the mask's settings read from ``settings`` (by attribute)."""
         assert self.keep is not None, f"token mask {self.name!r} keeps every token"

@@ -78,7 +78,7 @@ def test_what_a_method_needs_follows_from_its_entries():
     info = Components("info_time_gae", "fixed", "all", "binary", "openrlhf")
     assert info.uses_critic and info.uses_rho and info.needed_settings() == ("norm",)
     grpo_ft = Components("group_norm", "fixed", "top_entropy", "signed", "verl")
-    assert not grpo_ft.uses_critic and not grpo_ft.uses_rho and grpo_ft.loss_tokens.keep is not None
+    assert not grpo_ft.uses_critic and not grpo_ft.uses_rho and grpo_ft.loss_tokens.by_entropy
     assert grpo_ft.needed_settings() == ("top_entropy_frac",)
     assert grpo_ft.reward_values == (1.0, -1.0) and grpo_ft.adam_betas == (0.9, 0.999)
     clip_only = Components("gae", "adaptive", "all", "binary", "openrlhf")

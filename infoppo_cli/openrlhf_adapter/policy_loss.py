@@ -50,7 +50,7 @@ class InfoPolicyLoss(torch.nn.Module):
             self.experience.info.pop(
                 key, None
             )  # stale values of an earlier epoch must not pass for this one's
-        if self.settings.loss_tokens.keep is not None:
+        if self.settings.loss_tokens.by_entropy:
             action_mask, kwargs = self._high_entropy_only(log_probs, action_mask, kwargs)
         if self.settings.clip_rule.uses_rho:
             return self._per_token_clip(log_probs, old_log_probs, advantages, action_mask, **kwargs)
@@ -110,7 +110,7 @@ def install_info_loss(trainer: Any, settings: InfoSettings) -> InfoPolicyLoss:
     loss = InfoPolicyLoss(trainer.actor_loss_fn, settings)  # OpenRLHF's PolicyLoss inside
     trainer.actor_loss_fn = loss
     upstream_step = trainer.training_step
-    if settings.loss_tokens.keep is not None:
+    if settings.loss_tokens.by_entropy:
         _capture_training_entropy(trainer.actor, loss)
 
     def training_step(experience, *args, **kwargs):

@@ -39,7 +39,7 @@ def _method_rows(plan: TrainPlan) -> Rows:
         rows.append(("clip low / high", flags.get("actor.eps_clip_low_high")))
     if algo.uses_rho:
         rows.append(("entropy normalisation (rho)", info["norm"]))
-    if algo.loss_tokens.keep is not None:
+    if algo.loss_tokens.by_entropy:
         scope = f"top {info['top_entropy_frac']:.0%} of current-policy entropy per micro-batch"
         rows.append(("policy-loss tokens", f"{scope} (k rounded up), token-mean over the kept tokens"))
     correct, other = algo.reward_values
