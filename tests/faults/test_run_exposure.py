@@ -70,8 +70,11 @@ def _session_roots(before: set[Path]) -> set[Path]:
 
 
 def _files_with(root: Path, text: bytes) -> list[Path]:
+    """Files under ``root`` that hold ``text``; a folder or file that vanishes while it is read (Ray's
+    session folder is removed as the run ends) is skipped, as os.walk skips it."""
     hits = []
-    for path in root.rglob("*"):
+    paths = (Path(folder) / name for folder, _, names in os.walk(root) for name in names)
+    for path in paths:
         try:
             if path.is_file() and not path.is_symlink() and text in path.read_bytes():
                 hits.append(path)
