@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "infoppo_cli"
 LAYERS = {
     "infoppo_cli": 0,  # the root package itself: only __version__
     "errors": 0,
+    "hyperparameters": 0,  # the ranges planning checks without torch, and infotime too
     "atomic": 1,
     "records": 1,
     "resources": 1,
@@ -185,9 +186,10 @@ def imported_top_level(path: Path) -> set[str]:
     return names
 
 
-def test_at_most_six_flat_modules():
+def test_at_most_seven_flat_modules():
+    """The seventh, ``hyperparameters``, keeps torch out of planning: ``infotime`` imports torch."""
     flat = [p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
-    assert len(flat) <= 6, flat
+    assert len(flat) <= 7, flat
 
 
 def component_names() -> set[str]:

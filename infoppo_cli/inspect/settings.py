@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.schema import option
 
 METHOD = "infoppo"
@@ -34,13 +35,12 @@ class ClockSettings:
     eps_high: float = option(MISSING, "Adaptive clip epsilon_high.", "--eps-high-info", default_text=_METHODS)
 
     def __post_init__(self) -> None:
-        from infoppo_cli import infotime
         from infoppo_cli.components import NORMS
 
         if self.norm not in NORMS:
             raise UsageError(f"--norm must be one of {', '.join(NORMS)}, got {self.norm!r}")
         try:
-            infotime.validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
+            validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
         except ValueError as exc:
             named = str(exc).replace("gamma", "--gamma")
             named = named.replace("eps_low", "--eps-low-info").replace("eps_high", "--eps-high-info")

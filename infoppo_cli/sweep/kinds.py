@@ -186,7 +186,7 @@ def parse_values(
 
 
 def _parse_one(spec: SweepKind, item: str) -> Value:
-    from infoppo_cli.infotime import validate_hyperparameters
+    from infoppo_cli.hyperparameters import validate_hyperparameters
 
     bad = f"--values for the {spec.name} sweep takes {spec.value_help}; got {item!r}"
     if spec.name == "norm":

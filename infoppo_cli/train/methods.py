@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from infoppo_cli.components import KINDS, NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.infotime import validate_hyperparameters
+from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.openrlhf_adapter.settings import Components
 from infoppo_cli.resources import data_dir

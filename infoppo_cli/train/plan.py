@@ -17,7 +17,7 @@ from typing import Any
 
 from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.infotime import validate_hyperparameters
+from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
 from infoppo_cli.resources import require_openrlhf

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from cli_process import run_infoppo
 
@@ -95,3 +98,23 @@ def test_every_help_shows_defaults_in_one_style(command, capsys, monkeypatch):
     assert "[default" not in out and "(default: (" not in out
     if command == ["data", "prep"]:  # Typer's own shown defaults, in the help texts' style
         assert "(default: dapo)" in out and "(default: BytedTsinghua-SIA/DAPO-Math-17k)" in out
+
+
+PLANNING = [
+    ["train", "--preset", "tiny-cpu", "--dry-run"],
+    ["train", "--preset", "qwen3-14b", "--gamma", "1.5"],
+    ["sweep", "gamma", "--preset", "tiny-cpu", "--dry-run"],
+]
+
+
+@pytest.mark.parametrize("argv", PLANNING, ids=lambda argv: " ".join(argv))
+def test_planning_or_refusing_a_run_imports_no_torch(argv):
+    """A plan, and a refusal, come back in a fraction of a second: torch (about a second to import)
+    is left to the launched run."""
+    code = (
+        "import sys\nfrom infoppo_cli.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr[-2000:]

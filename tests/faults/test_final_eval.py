@@ -10,6 +10,7 @@ import json
 
 import pytest
 from cli_process import run_infoppo
+from planned_run import assert_the_planned_program_ran
 
 from infoppo_cli.rundir import read_metrics
 
@@ -49,4 +50,5 @@ def test_a_resume_runs_the_eval_a_stop_interrupted(tmp_path, task_cache):
     assert [r["step"] for r in records] == [1, 2]
     assert 0.0 <= records[-1]["eval_arithmetic"] <= 100.0  # the missing eval ran
     assert records[-1]["optimizer_steps"] == 8  # and no step was trained again
+    assert_the_planned_program_ran("ppo", records)
     assert json.loads((run / "manifest.json").read_text())["status"] == "finished"

@@ -24,6 +24,9 @@ from pathlib import Path
 import psutil
 import pytest
 from cli_process import start_infoppo
+from planned_run import assert_the_planned_program_ran
+
+from infoppo_cli.rundir import read_metrics
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +96,8 @@ def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(tmp_path, mo
         "train",
         "--preset",
         "tiny-cpu",
+        "--method",
+        "info-clip",
         "--steps",
         "2",
         "--eval-every",
@@ -131,3 +136,4 @@ def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(tmp_path, mo
     assert not _files_with(run, SECRET.encode()) and not _files_with(run, TOKEN.encode())
     assert "offline" in out  # no network to wandb's server: the plan switched it to offline logging
     assert os.environ["WANDB_API_KEY"] == SECRET
+    assert_the_planned_program_ran("info-clip", read_metrics(run / "metrics.jsonl"))

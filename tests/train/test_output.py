@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from cli_process import run_infoppo
+from planned_run import assert_the_planned_program_ran
 
 from infoppo_cli.openrlhf_adapter.progress import MARKER
+from infoppo_cli.rundir import read_metrics
 from infoppo_cli.train.output import TrainOutput, child_env
 
 
@@ -140,7 +142,8 @@ def test_the_child_runs_unbuffered_without_ray_s_deduplication_or_bars():
 @pytest.mark.slow
 def test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything(tmp_path, task_cache):
     run = tmp_path / "run"
-    args = ["train", "--preset", "tiny-cpu", "--steps", "3", "--eval-every", "3", "--output-dir", str(run)]
+    args = ["train", "--preset", "tiny-cpu", "--method", "info-gae", "--steps", "3", "--eval-every", "3"]
+    args += ["--eval-samples", "2", "--output-dir", str(run)]
     done = run_infoppo(*args, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     shown = (done.stdout + done.stderr).splitlines()
@@ -156,3 +159,4 @@ def test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything(tmp_p
     assert "(InfoPPOTrainer pid=" in log and "(CpuPolicyModelActor pid=" in log  # Ray's workers'
     assert "step 3/3  " in log and "eval at step 3: " in log and "(exit code 0)" in log
     assert MARKER not in log and "\x1b[" not in log
+    assert_the_planned_program_ran("info-gae", read_metrics(run / "metrics.jsonl"))
