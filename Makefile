@@ -17,9 +17,10 @@ lint: install
 test: lint
 	$(PY) -m pytest --durations=25
 
-# For iterating: the tests not marked slow (no Ray, no child processes, no browser), without install or lint.
-test-fast:
-	$(PY) -m pytest -m "not slow"
+# For iterating: the tests not marked slow (no Ray, no child processes, no browser), without lint, spread
+# over the machine's cores (pytest-xdist; a module's tests stay on one worker, which shares its fixtures).
+test-fast: install
+	$(PY) -m pytest -m "not slow" -n auto --dist loadscope
 
 # Every benchmark script; bench_learning.py trains 12 tiny runs on the CPU (about 22 minutes on 2 cores),
 # bench_ablations.py the long-horizon ablation (at most 150 minutes on 2 cores).

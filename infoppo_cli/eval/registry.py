@@ -68,7 +68,6 @@ class BenchSpec:
     answer_format: str = ""
     notes: str = ""
     source: str = ""
-    defined_in: str = ""
     task: str = ""
     """A built-in task whose held-out problems are this benchmark (``infoppo_cli/tasks``)."""
 
@@ -116,7 +115,6 @@ def spec_from_table(name: str, table: Any, where: str) -> BenchSpec:
         answer_format=checked_table.answer_format,
         notes=" ".join(checked_table.notes.split()),
         source=checked_table.source,
-        defined_in=where,
         task=checked_table.task,
     )
 

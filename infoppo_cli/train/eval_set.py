@@ -116,10 +116,10 @@ def _first_prompt(path: Path) -> Any:
     return None if first is None or first.record is None else first.record.get("prompt")
 
 
-def load_eval_problems(plan: EvalPlan, option: str = "--eval-bench") -> dict[str, list[Any]]:
+def load_eval_problems(plan: EvalPlan) -> dict[str, list[Any]]:
     """Every benchmark of ``plan`` loaded now (a local file, the Hub's cache, or a ``--benches-file``
-    entry), so that one that cannot load is refused before the run, not hours in; ``option``: the one
-    that chooses them, for the hint (a sweep's is ``--train-eval-bench``)."""
+    entry), so that one that cannot load is refused before the run, not hours in (the hint names
+    ``--eval-bench``, which train and sweep share)."""
     from infoppo_cli.eval.benchmarks import load_bench
 
     problems = {}
@@ -127,7 +127,7 @@ def load_eval_problems(plan: EvalPlan, option: str = "--eval-bench") -> dict[str
         try:
             problems[name] = load_bench(name, file, plan.benches_file)
         except UsageError as exc:
-            hint = f"for in-training eval pass {option} {name}=FILE, or {option} none"
+            hint = f"for in-training eval pass --eval-bench {name}=FILE, or --eval-bench none"
             raise UsageError(f"{exc}; {hint}") from None
     return problems
 

@@ -28,23 +28,20 @@ def _attempt(problems: list[str], check: Callable[[], Any]) -> None:
         problems.append(str(exc))
 
 
-def _bench_problem(plan: TrainPlan, name: str, file: str | None, option: str) -> str | None:
+def _bench_problem(plan: TrainPlan, name: str, file: str | None) -> str | None:
     from infoppo_cli.train.eval_set import load_eval_problems
 
     assert plan.evaluation is not None
     try:
-        load_eval_problems(replace(plan.evaluation, benches={name: file}), option)
+        load_eval_problems(replace(plan.evaluation, benches={name: file}))
     except InfoppoError as exc:
         return str(exc)
     return None
 
 
-def launch_problems(
-    plan: TrainPlan, benches: BenchResults | None = None, eval_option: str = "--eval-bench"
-) -> list[str]:
+def launch_problems(plan: TrainPlan, benches: BenchResults | None = None) -> list[str]:
     """Every problem that would refuse launching ``plan`` here (see the module), in the order a launch
-    meets them; ``benches`` keeps each benchmark's result across the plans of one sweep, whose option
-    for the in-training benchmarks is ``eval_option``."""
+    meets them; ``benches`` keeps each benchmark's result across the plans of one sweep."""
     from infoppo_cli.train.run import check_resume
 
     problems = list(plan.problems)
@@ -54,7 +51,7 @@ def launch_problems(
     for name, file in (evaluation.benches if evaluation else {}).items():
         key = (name, file, evaluation.benches_file if evaluation else None)
         if key not in results:
-            results[key] = _bench_problem(plan, name, file, eval_option)
+            results[key] = _bench_problem(plan, name, file)
         if results[key] is not None:
             problems.append(str(results[key]))
     return problems

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.cli import app
-from infoppo_cli.cli.console import console
 from infoppo_cli.errors import UsageError
 from infoppo_cli.train.plan import TrainRequest, plan_training
 from infoppo_cli.train.replay import differences, read_recorded, replay_request
@@ -69,7 +68,7 @@ def test_changed_versions_and_commit_are_shown(recorded_run):
 
 
 def test_cli_replay_dry_run(recorded_run, monkeypatch):
-    monkeypatch.setattr(console, "width", 300)
+    monkeypatch.setenv("COLUMNS", "300")
     out, original = recorded_run
     again = ["--output-dir", str(out.parent / "again")]  # its own directory holds the recorded run
     result = runner.invoke(app, ["train", "--replay", str(out), "--dry-run", *again])

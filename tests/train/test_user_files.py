@@ -7,7 +7,6 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from infoppo_cli.cli import app
-from infoppo_cli.cli.console import console
 from infoppo_cli.errors import UsageError
 
 runner = CliRunner()
@@ -26,7 +25,7 @@ def user_files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_dry_run_with_a_user_preset_and_method(tmp_path, monkeypatch):
-    monkeypatch.setattr(console, "width", 400)
+    monkeypatch.setenv("COLUMNS", "400")
     model, methods = user_files(tmp_path)
     args = ["train", "--dry-run", "--preset", str(model), "--methods-file", str(methods)]
     args += ["--method", "wide-clip", "--output-dir", str(tmp_path / "run"), "--eval-bench", "none"]
@@ -48,7 +47,7 @@ def test_default_run_dir_is_named_after_the_preset_file(tmp_path, monkeypatch):
 
 
 def test_presets_lists_user_files_with_their_source(tmp_path, monkeypatch):
-    monkeypatch.setattr(console, "width", 400)
+    monkeypatch.setenv("COLUMNS", "400")
     model, methods = user_files(tmp_path)
     result = runner.invoke(app, ["presets", "--preset", str(model), "--methods-file", str(methods)])
     assert result.exit_code == 0, result.output
