@@ -94,7 +94,7 @@ def run_sweep(
     queue: list[RunRecord] = []
     reporter.begin(len(work), launcher.description)
     try:
-        with _sigterm_as_interrupt():
+        with _stop_signals() as stop:
             for run in work:
                 handle = _reattach(state, run, launcher) if run.status == "running" else None
                 if handle is not None:
@@ -103,6 +103,7 @@ def run_sweep(
                 else:
                     queue.append(run)
             while queue or active:
+                stop.raise_if_requested()
                 while queue and len(active) < max_parallel and outcome.aborted is None:
                     run = queue.pop(0)
                     active[run.name] = _start_next(state, run, launcher, reporter, new_attempt=True)
@@ -203,18 +204,39 @@ def _interrupt_active(
     state.save()
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM (a batch scheduler's stop) like Ctrl-C while the sweep runs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class _StopRequest:
+    """Ctrl-C or SIGTERM (a batch scheduler's stop) while the sweep runs.
 
-    def _raise(signum: int, frame: object) -> None:
+    The handler raises ``KeyboardInterrupt`` where the signal lands, as Python's own does. Where that is
+    inside a finalizer (a ``weakref.finalize`` or ``__del__`` run by the garbage collector), Python
+    prints the exception as "ignored" and carries on, and the sweep would go on waiting for its runs;
+    so the request is also kept here, and the scheduler raises it at its next turn."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def handle(self, signum: int, frame: object) -> None:
+        self.requested = True
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, _raise)
+    def raise_if_requested(self) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[_StopRequest]:
+    """Handle Ctrl-C (unless the shell ignores it) and SIGTERM alike while the sweep runs."""
+    stop = _StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    signals = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signals.append(signal.SIGINT)
+    previous = {signum: signal.signal(signum, stop.handle) for signum in signals}
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from sweep_stand_in import StandIn, write_prompts
 
 from infoppo_cli.errors import EnvironmentProblem
 from infoppo_cli.sweep.grid import build_plan
-from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
+from infoppo_cli.sweep.launcher import EXECUTABLE_ENV, Handle
 from infoppo_cli.sweep.local import LocalLauncher
 from infoppo_cli.sweep.ray_jobs import RayJobLauncher
 from infoppo_cli.sweep.runner import run_sweep
@@ -464,3 +465,50 @@ def test_cli_ray_sweep_left_by_ctrl_c_keeps_its_jobs_and_re_attaches(
 def test_an_unreachable_ray_address_is_an_environment_problem() -> None:
     with pytest.raises(EnvironmentProblem, match=r"cannot reach the Ray cluster at http://127.0.0.1:\d+"):
         RayJobLauncher(f"http://127.0.0.1:{free_port()}", "abcd1234")
+
+
+class EndlessJobs:
+    """A launcher whose phases run until stopped, and are left running by a Ctrl-C (as Ray jobs are).
+    Its first poll lets the garbage collector's finalizer receive the Ctrl-C, where Python prints the
+    KeyboardInterrupt as "ignored" instead of raising it."""
+
+    description = "endless jobs"
+    in_ray_job = False
+    poll_interval = 0.01
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def job_id_for(self, run, phase):
+        return None
+
+    def start(self, run, phase, argv, log_path):
+        return Handle(run=run, phase=phase, log_path=log_path)
+
+    def attach(self, run, phase, log_path):
+        return None
+
+    def poll(self, handle):
+        self.polls += 1
+        assert self.polls < 100, "the sweep went on waiting for its runs after Ctrl-C"
+        if self.polls == 1:
+            holder = type("Holder", (), {})()
+            weakref.finalize(holder, lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.2)))
+            del holder  # the finalizer runs here, and the interrupt lands inside it
+        return None
+
+    def interrupt(self, handle):
+        return False
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # Python's "ignored" report
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_sweep(tmp_path: Path) -> None:
+    plan = build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path / "sw", values=["0.999"])
+    state, _ = open_sweep(plan, command=plan.sweep_command(), settings=plan.settings())
+    launcher = EndlessJobs()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(state, [run.name for run in state.runs], launcher, max_parallel=2)
+    assert launcher.polls == len(state.runs)  # each run polled once: stopped at the loop's next turn
+    saved = SweepState.load(state.path)
+    assert {run.status for run in saved.runs} == {"running"}  # left running, to re-attach to
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
