@@ -13,19 +13,19 @@ TESTS_DIR = Path(__file__).resolve().parent
 SUPPORT_DIR = TESTS_DIR / "support"
 sys.path.insert(0, str(SUPPORT_DIR))
 
-# A test that sizes tables sets $COLUMNS itself. Rich fixes a console's width from $COLUMNS when the
-# console is made, so the consoles are made here, without the tests' own terminal's (pytest-xdist's
-# workers export 80) or a test's monkeypatched value: they follow $COLUMNS as each test sets it.
-for _name in ("COLUMNS", "LINES"):
-    os.environ.pop(_name, None)
-import infoppo_cli.cli.console  # noqa: E402, F401
-
 # vLLM and flash-attn's CUDA kernels cannot be installed here; OpenRLHF imports them at module level.
 # The product's import stand-ins (what a --device cpu run installs) are registered before anything
 # imports OpenRLHF; a real vLLM always wins.
 from infoppo_cli.openrlhf_adapter.cpu import stand_ins  # noqa: E402
 
 stand_ins.install()
+
+# A test that sizes tables sets $COLUMNS itself. Rich fixes a console's width from $COLUMNS when the
+# console is made, so the consoles are made here, without the tests' own terminal's (pytest-xdist's
+# workers export 80) or a test's monkeypatched value: they follow $COLUMNS as each test sets it.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+import infoppo_cli.cli.console  # noqa: E402, F401
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

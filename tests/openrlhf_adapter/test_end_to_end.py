@@ -15,7 +15,9 @@ optimizer steps the engine took, the reward's values, the trained batch, DAPO-FT
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -127,13 +129,40 @@ def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(method, tmp_path, c
 # Where each shipped method is trained end to end (each run costs about half a minute of Ray and
 # DeepSpeed start-up on 2 cores, so each test trains the method it needs and checks its program).
 TRAINED_ELSEWHERE = {
-    "infoppo": "test_a_tiny_run_trains_evaluates_checkpoints_and_resumes",
-    "dapo": "test_a_tiny_run_trains_evaluates_checkpoints_and_resumes",
-    "dapo-ft": "test_two_data_parallel_workers_per_model",
-    "ppo": "faults/test_final_eval.py",
-    "info-gae": "train/test_output.py",
-    "info-clip": "faults/test_run_exposure.py",
+    "infoppo": (
+        "openrlhf_adapter/test_end_to_end.py",
+        "test_a_tiny_run_trains_evaluates_checkpoints_and_resumes",
+    ),
+    "dapo": (
+        "openrlhf_adapter/test_end_to_end.py",
+        "test_a_tiny_run_trains_evaluates_checkpoints_and_resumes",
+    ),
+    "dapo-ft": ("openrlhf_adapter/test_end_to_end.py", "test_two_data_parallel_workers_per_model"),
+    "ppo": ("faults/test_final_eval.py", "test_a_resume_runs_the_eval_a_stop_interrupted"),
+    "info-gae": (
+        "train/test_output.py",
+        "test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything",
+    ),
+    "info-clip": (
+        "faults/test_run_exposure.py",
+        "test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing",
+    ),
 }
+
+
+def _trains(where: tuple[str, str], method: str) -> bool:
+    """Whether the test ``where`` (its file under tests/, its name) names ``method`` and checks its run
+    against the plan (``assert_the_planned_program_ran``)."""
+    path, name = where
+    tree = ast.parse((Path(__file__).parents[1] / path).read_text(encoding="utf-8"))
+    test = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name)
+    literals = {node.value for node in ast.walk(test) if isinstance(node, ast.Constant)}
+    called = {
+        node.func.id
+        for node in ast.walk(test)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return method in literals and "assert_the_planned_program_ran" in called
 
 
 def test_every_method_runs_on_the_cpu(tmp_path):
@@ -141,6 +170,8 @@ def test_every_method_runs_on_the_cpu(tmp_path):
     from infoppo_cli.train.methods import methods
 
     assert set(TRAINED_ELSEWHERE) <= set(methods())
+    for method, where in TRAINED_ELSEWHERE.items():
+        assert _trains(where, method), f"{'::'.join(where)} does not train {method} and check its run"
     untrained = sorted(set(methods()) - set(TRAINED_ELSEWHERE))
     if not untrained:
         pytest.skip("every shipped method is trained end to end by the test TRAINED_ELSEWHERE names")
