@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
@@ -107,7 +108,7 @@ def _seeds_that_fit(stage: Stage, seeds: int, directory: Path, per_run: float, l
 
 
 def accuracy_key(records: list[dict]) -> str:
-    keys = {k for r in records for k in r if k.startswith("eval_") and f"{k}_pass1" in r}
+    keys = {f"eval_{bench}" for r in records for bench in bench_accuracies(r)}
     if len(keys) != 1:
         raise SystemExit(f"expected one in-training benchmark, found {sorted(keys)}")
     return keys.pop()

@@ -14,9 +14,9 @@ speed-up ≥ 1.7×.
 
 `--cases` grades the case table instead (tests/grading/cases.jsonl: cases from other projects' grader
 suites, each citing its source) and prints the grader's agreement with the suites on the independent rows
-(those not marked as a policy decision), on every row, and per class of answer that issue 30 fixed
-(matrices, trailing backslash, multi-part, rounded decimal gold). tests/grading/test_cases.py asserts
-the same agreement is at least 99%.
+(those not marked as a policy decision), on every row, and per tagged class of answers the grader once
+got wrong (matrices, trailing backslash, multi-part, rounded decimal gold, scientific notation, power
+and value, long decimal). tests/grading/test_cases.py asserts the same agreement is at least 99%.
 """
 
 from __future__ import annotations

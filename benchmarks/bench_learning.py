@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_number, metric_series, read_metrics
 
@@ -53,8 +54,7 @@ def runs_by_method(sweep: Path) -> dict[str, list[Path]]:
 
 
 def accuracy_key(records: list[dict]) -> str:
-    keys = {k for r in records for k in r if k.startswith("eval_") and not k.endswith(("_pass1", "_rate"))}
-    keys = {k for k in keys if f"{k}_pass1" in {key for r in records for key in r}}
+    keys = {f"eval_{bench}" for r in records for bench in bench_accuracies(r)}
     if len(keys) != 1:
         raise SystemExit(f"expected one in-training benchmark, found {sorted(keys)}")
     return keys.pop()

@@ -67,7 +67,7 @@ def actor_check(model_dir: Path, heldout) -> dict[str, float]:
     """Log-probs of greedy responses under OpenRLHF's Actor (bf16, sdpa) against float32's."""
     from infoppo_cli.openrlhf_adapter.cpu import stand_ins
 
-    stand_ins.install()  # the vLLM / flash-attn names OpenRLHF imports, on a CPU-only machine
+    stand_ins.install()  # flash-attn's CUDA extension, which OpenRLHF imports, on a CPU-only machine
     from openrlhf.models import Actor
 
     model, tokenizer = load(model_dir, torch.float32)

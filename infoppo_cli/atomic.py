@@ -5,9 +5,11 @@ format live with the records (:mod:`infoppo_cli.records`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import tempfile
@@ -15,9 +17,56 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from infoppo_cli.errors import UsageError
+from infoppo_cli.errors import EnvironmentProblem, UsageError
 
 _TEMP_SUFFIX = ".tmp"
+
+
+class DiskFull(EnvironmentProblem, OSError):
+    """A write that found no space left on its device (``ENOSPC``): one line naming the path, the space
+    it needed where that is known, and the space free there (exit code 1). Still an ``OSError`` with
+    its errno, for callers that handle those."""
+
+    def __init__(self, path: str | os.PathLike[str], needed: float | None = None) -> None:
+        self.path, self.needed = Path(path), needed
+        self.message = disk_full_message(self.path, needed)
+        OSError.__init__(self, errno.ENOSPC, self.message, str(path))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is a device with no space left (or an exceeded disk quota)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def size_text(count: float) -> str:
+    """A byte count for people: ``48 MB``, ``1.2 GB`` (decimal units, as ``df -H``)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:,.{1 if count < 10 * scale else 0}f} {unit}"
+    return f"{count:,.0f} bytes"
+
+
+def free_bytes(path: str | os.PathLike[str]) -> int | None:
+    """The space free to this user on the file system that holds ``path`` (or would: its nearest
+    existing parent); ``None`` when it cannot be read."""
+    existing = Path(path).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        return shutil.disk_usage(existing).free
+    except OSError:
+        return None
+
+
+def disk_full_message(path: str | os.PathLike[str], needed: float | None = None, whose: str = "it") -> str:
+    """The one line for a write of ``path`` that found its device full: ``whose`` needs ``needed``."""
+    free = free_bytes(path)
+    room = f"{size_text(free)} free there" if free is not None else "its free space unknown"
+    need = f"{whose} needs about {size_text(needed)}, " if needed else ""
+    return f"no space left on the device of {path}: {need}{room}; free some space or write elsewhere"
 
 
 def _temp_prefix(target: Path) -> str:
@@ -121,12 +170,14 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w", durable: bool =
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         for directory in created:  # a failed write leaves no trace, not even an empty data/ folder
             with contextlib.suppress(OSError):
                 directory.rmdir()
+        if is_disk_full(exc):
+            raise DiskFull(target) from None
         raise
     if durable:
         fsync_directory(target.parent)
@@ -236,14 +287,20 @@ def _refuse_unwritable(directory: Path, shown: str) -> None:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    with atomic_writer(path) as handle:
-        handle.write(text)
+    try:
+        with atomic_writer(path) as handle:
+            handle.write(text)
+    except DiskFull as exc:
+        raise DiskFull(exc.path, len(text.encode("utf-8"))) from None
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
-    with atomic_writer(path, "wb") as handle:
-        handle.write(data)
+    try:
+        with atomic_writer(path, "wb") as handle:
+            handle.write(data)
+    except DiskFull as exc:
+        raise DiskFull(exc.path, len(data)) from None
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:

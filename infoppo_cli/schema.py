@@ -1,9 +1,11 @@
 """What infoppo's inputs look like, declared once, and how a bad one is reported.
 
 * Command-line options: a settings dataclass declares each option on its field (:func:`option`: flags,
-  help, the default shown, whether it is part of the run's identity); ``infoppo_cli.cli.options``
-  turns the fields into Typer options, so a command's ``--help``, its settings object and its resume
-  check come from one declaration.
+  help, the default shown, whether it is part of the run's identity, its :class:`Limits`);
+  ``infoppo_cli.cli.options`` turns the fields into Typer options, so a command's ``--help``, its
+  settings object and its resume check come from one declaration, and :func:`check_options` refuses
+  a value out of its limits, or empty text, before any work. A quantity that several commands take
+  (a seed, samples per problem) has one :class:`Limits`, here, which each of its options names.
 * Data files (presets, methods, benchmarks): a TOML file is read by :func:`read_toml` and checked by
   a pydantic model that refuses unknown keys (:func:`checked`); every problem is one line that names
   the file, the table and the key (:func:`file_problem`).
@@ -16,12 +18,38 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.errors import UsageError
+from infoppo_cli.errors import TOO_DEEP, UsageError
 
 # --------------------------------------------------------------------------- command-line options
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The whole numbers one quantity may take, from ``least`` to ``most`` (none: no upper limit), and
+    ``why`` no larger value is meant (said in the refusal)."""
+
+    least: int
+    most: int | None = None
+    why: str = "that cannot be meant"
+
+    def problem(self, name: str, value: int) -> str | None:
+        """Why ``value`` of the option (or key) ``name`` is refused; ``None`` when it is within."""
+        if value < self.least:
+            return f"{name} must be >= {self.least}, got {value}"
+        if self.most is not None and value > self.most:
+            return f"{name} must be at most {self.most:,}, got {value:,}: {self.why}"
+        return None
+
+
+AT_LEAST_ONE = Limits(1)
+SEEDS = Limits(0, 2**32 - 1, "the training and sampling workers take seeds below 2**32")
+"""Every seed: train's ``--seed`` (and ``--set train.seed``), eval's ``--seed``."""
+SAMPLES_PER_PROBLEM = Limits(1, 100_000, "pass@k studies draw at most some 10^4 samples per problem")
+"""k of Mean@k: eval's ``--samples``, train's ``--eval-samples``, a preset's ``eval_samples``."""
 
 
 def option(
@@ -33,6 +61,7 @@ def option(
     cli_type: type | None = None,
     required: bool = False,
     default_factory: Any = dataclasses.MISSING,
+    limits: Limits | None = None,
 ) -> Any:
     """A settings field with its command-line declaration (read by ``infoppo_cli.cli.options``).
 
@@ -41,7 +70,8 @@ def option(
     be turned off); ``identity``: samples drawn with another value cannot be mixed into the same
     output; ``default_text``: what ``--help`` shows as the default when it is not simply ``default``;
     ``cli_type``: the type on the command line when it differs; ``required``: the command line must
-    give it; ``default_factory``: a mutable default (a list).
+    give it; ``default_factory``: a mutable default (a list); ``limits``: the whole numbers it takes
+    (:func:`check_options`).
     """
     cli = {
         "help": help,
@@ -49,6 +79,7 @@ def option(
         "default_text": default_text,
         "cli_type": cli_type,
         "required": required,
+        "limits": limits,
     }
     metadata = {"cli": cli, "identity": identity}
     if default_factory is not dataclasses.MISSING:
@@ -91,6 +122,24 @@ def option_fields(settings_cls: type) -> dict[str, str]:
     }
 
 
+def check_options(settings: Any) -> None:
+    """Refuse the first declared option of the settings object ``settings`` whose value is outside its
+    :class:`Limits`, or is empty text (an option left out gets its default; an empty one is no value),
+    as one :class:`UsageError` that names the option."""
+    hints = typing.get_type_hints(type(settings))
+    for field in dataclasses.fields(settings):
+        cli, value = declaration(field), getattr(settings, field.name)
+        if cli is None or value is None:
+            continue
+        flag = flag_names(field)[0].partition("/")[0]
+        if unwrap_optional(hints[field.name]) is str and isinstance(value, str) and not value.strip():
+            raise UsageError(f"{flag} is empty; give a value, or leave the option out for its default")
+        limits = cli.get("limits")
+        problem = limits.problem(flag, value) if limits is not None else None
+        if problem:
+            raise UsageError(problem)
+
+
 def identity_fields(settings_cls: type) -> tuple[str, ...]:
     """The fields declared with ``identity=True``, in order."""
     return tuple(f.name for f in dataclasses.fields(settings_cls) if f.metadata.get("identity"))
@@ -109,7 +158,12 @@ def benches_file_option() -> Any:
 
 def grading_workers_option() -> Any:
     """``--workers``, declared once for every command that grades (eval's, grade's)."""
-    return option(None, "Grading processes.", default_text="one per core")
+    return option(
+        None,
+        "Grading processes.",
+        default_text="one per core",
+        limits=Limits(1, 1024, "no machine runs that many grading processes"),
+    )
 
 
 # --------------------------------------------------------------------------- command lines of settings
@@ -192,17 +246,19 @@ def _converted(kind: Any, text: str, flag: str) -> Any:
 
 
 def read_toml(path: str | Path, what: str) -> dict[str, Any]:
-    """A TOML file as a dict; a missing, unreadable or malformed file is one :class:`UsageError`
-    that starts with ``what`` and the path (``"methods file x.toml: no such file"``)."""
+    """A TOML file as a dict, read by the rules of every input file: a UTF-8 byte-order mark is read
+    past, and a missing, unreadable or malformed file (nested too deeply for the parser included) is one
+    :class:`UsageError` that starts with ``what`` and the path (``"methods file x.toml: no such file"``)."""
     path = Path(path)
     shown = f"{what} {path}" if what else str(path)
     if not path.is_file():
         raise UsageError(f"{shown}: no such file" if not path.exists() else f"{shown} is not a file")
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{shown}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"{shown}: not valid TOML ({TOO_DEEP})") from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
 
@@ -254,6 +310,9 @@ def _phrase(error: Mapping[str, Any], known: Sequence[str]) -> tuple[str, Any]:
         limit = ctx.get("ge", ctx.get("gt"))
         noun = "an integer" if isinstance(value, int) else "a number"
         return f"must be {noun} {sign} {limit}", value
+    if kind in ("less_than_equal", "less_than"):
+        limit = ctx.get("le", ctx.get("lt"))
+        return f"must be at most {limit:,}" if kind == "less_than_equal" else f"must be < {limit}", value
     if kind == "string_too_short":
         return "must be a non-empty string", value
     if kind == "value_error":

@@ -153,3 +153,25 @@ def test_files_a_library_left_owner_only_follow_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(weights.stat().st_mode) == 0o644 and stat.S_IMODE(kept.stat().st_mode) == 0o640
+
+
+def test_a_full_disk_keeps_the_old_file_and_says_where_and_how_much(tmp_path, monkeypatch):
+    import os
+
+    from infoppo_cli.atomic import DiskFull
+    from infoppo_cli.errors import InfoppoError
+
+    path = tmp_path / "data" / "dapo-math-17k.jsonl"
+    atomic_write_text(path, "old")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(DiskFull) as info:
+        atomic_write_text(path, "x" * 2_500_000)
+    assert path.read_text() == "old" and [p.name for p in path.parent.iterdir()] == [path.name]
+    message = str(info.value)
+    assert message.startswith(f"no space left on the device of {path}: it needs about 2.5 MB, ")
+    assert isinstance(info.value, InfoppoError) and info.value.exit_code == 1
+    assert isinstance(info.value, OSError) and info.value.errno == 28  # callers that handle OSError still do

@@ -9,7 +9,19 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.schema import checked, file_problem, flags_of, identity_fields, option, read_toml
+from infoppo_cli.schema import (
+    SAMPLES_PER_PROBLEM,
+    SEEDS,
+    Limits,
+    check_options,
+    checked,
+    declaration,
+    file_problem,
+    flags_of,
+    identity_fields,
+    option,
+    read_toml,
+)
 
 
 class Inner(BaseModel):
@@ -71,6 +83,70 @@ def test_read_toml_refuses_missing_directories_and_bad_toml(tmp_path):
         read_toml(tmp_path / "bad.toml", "")
     (tmp_path / "good.toml").write_text("[x]\nsize = 2\n")
     assert read_toml(tmp_path / "good.toml", "") == {"x": {"size": 2}}
+
+
+@pytest.mark.parametrize(
+    "nesting", ["a = " + "[" * 100_000 + "]" * 100_000, "a = " + "{x=" * 5_000 + "1" + "}" * 5_000]
+)
+def test_read_toml_reads_every_data_file_by_the_same_rules(tmp_path, nesting):
+    """A byte-order mark is read past and deep nesting is malformed TOML, for presets and methods files
+    as for the benchmark registry (its reader is this one)."""
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf[x]\nsize = 2\n")
+    assert read_toml(tmp_path / "bom.toml", "") == {"x": {"size": 2}}
+    (tmp_path / "deep.toml").write_text(nesting + "\n")
+    with pytest.raises(
+        UsageError, match=r"^preset file .*deep.toml: not valid TOML \(nested too deeply to read\)$"
+    ):
+        read_toml(tmp_path / "deep.toml", "preset file")
+
+
+@dataclasses.dataclass
+class Limited:
+    count: int | None = option(None, "A count.", limits=Limits(1, 10, "ten at most"))
+    text: str | None = option(None, "A text.")
+    seed: int = option(0, "A seed.", limits=SEEDS)
+    free: int = option(-5, "No limits.")
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"count": 0}, "--count must be >= 1, got 0"),
+        ({"count": 11}, "--count must be at most 10, got 11: ten at most"),
+        ({"text": ""}, "--text is empty; give a value, or leave the option out for its default"),
+        ({"text": "  "}, "--text is empty"),
+        ({"seed": 2**32}, "--seed must be at most 4,294,967,295, got 4,294,967,296"),
+        ({"seed": -1}, "--seed must be >= 0, got -1"),
+    ],
+)
+def test_check_options_refuses_a_value_out_of_its_declared_limits_or_empty_text(values, message):
+    with pytest.raises(UsageError) as refused:
+        check_options(Limited(**values))
+    assert str(refused.value).startswith(message)
+
+
+def test_check_options_passes_values_within_and_options_not_given():
+    for values in ({}, {"count": 1, "text": "x", "seed": 2**32 - 1, "free": -9}, {"count": 10}):
+        check_options(Limited(**values))
+
+
+def _limits(settings_cls: type, name: str) -> Limits:
+    return declaration(next(f for f in dataclasses.fields(settings_cls) if f.name == name))["limits"]
+
+
+def test_one_quantity_has_one_declaration_of_its_limits_in_every_command_and_file():
+    from infoppo_cli.cli.grade import GradeOptions
+    from infoppo_cli.eval.settings import EvalSettings
+    from infoppo_cli.train.presets import PresetFile
+    from infoppo_cli.train.request import RL_STEPS, TrainRequest
+
+    assert _limits(TrainRequest, "seed") is _limits(EvalSettings, "seed") is SEEDS
+    assert _limits(TrainRequest, "eval_samples") is _limits(EvalSettings, "samples") is SAMPLES_PER_PROBLEM
+    assert _limits(TrainRequest, "steps") is _limits(TrainRequest, "eval_every") is RL_STEPS
+    assert _limits(EvalSettings, "workers") == _limits(GradeOptions, "workers")
+    for key, limits in (("steps", RL_STEPS), ("eval_every", RL_STEPS), ("eval_samples", SAMPLES_PER_PROBLEM)):
+        bounds = {type(rule).__name__: rule for rule in PresetFile.model_fields[key].metadata}
+        assert (bounds["Ge"].ge, bounds["Le"].le) == (limits.least, limits.most)
 
 
 @dataclasses.dataclass

@@ -9,11 +9,13 @@ import typer
 from rich.markup import escape
 
 from infoppo_cli import __version__
+from infoppo_cli.atomic import DiskFull, is_disk_full
 from infoppo_cli.cli import benches, data, grade, inspect, invocation, report, sweep, train
 from infoppo_cli.cli import eval as evaluate
 from infoppo_cli.cli.console import err_console
 from infoppo_cli.cli.help_style import HouseStyleGroup
 from infoppo_cli.errors import InfoppoError
+from infoppo_cli.openrlhf_adapter.lifeline import watch_owner
 
 app = typer.Typer(
     cls=HouseStyleGroup,
@@ -57,10 +59,15 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one clear ``error:`` line and a non-zero exit for a user error,
     whether our code or Typer's own parsing found it (exit 2), never a traceback or a box."""
     invocation.remember(argv)  # the command as typed, for a run's records
+    watch_owner()  # started by a sweep: stop (as on Ctrl-C) when the sweep dies, however it dies
     try:
         code = app(args=argv, prog_name="infoppo", standalone_mode=False)
     except InfoppoError as exc:
         _fail(str(exc), exc.exit_code)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        _fail(str(DiskFull(exc.filename or "the output")), DiskFull.exit_code)
     except typer.TyperException as exc:  # Click's errors: Typer's Click derives them from this
         code = _click_error(exc)
     except (KeyboardInterrupt, typer.Abort):

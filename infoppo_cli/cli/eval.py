@@ -14,6 +14,7 @@ import typer
 
 from infoppo_cli.cli.options import DryRunOption, output_option, with_settings
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.newest_run import ModelChoice
 from infoppo_cli.eval.settings import EvalSettings
 
 OutDirOption = output_option(
@@ -53,16 +54,26 @@ def eval_command(
     from infoppo_cli.eval.run import run_evaluation
     from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
-    model, responses = options["model"], options["responses"]
+    choice = None
+    if options["model"] is None and options["responses"] is None and not (resume and out is not None):
+        from infoppo_cli.eval.newest_run import choose_model
+
+        choice = choose_model()  # no --model: the newest run's final/ (a resumed --out has its own)
+        if choice.chosen is None and not dry_run:
+            raise UsageError(str(choice.problem))
+        options = {**options, "model": str(choice.chosen.path) if choice.chosen else None}
     if out is None:
-        if model is None and responses is None:
-            raise UsageError("--model is required (or --responses FILE to grade existing responses)")
-        out = default_out_dir(model, responses)
-    check_output_target(out, kind="dir", inputs=[options["data_file"], responses, options["benches_file"]])
+        out = default_out_dir(options["model"], options["responses"])
+    inputs = [options["data_file"], options["responses"], options["benches_file"]]
+    check_output_target(out, kind="dir", inputs=inputs)
     settings = resolve_settings(options, out, resume)
     if dry_run:
-        _print_preview(settings, out)
+        _print_preview(settings, out, choice)
         return
+    if choice is not None:
+        from infoppo_cli.cli.console import say
+
+        say("note", choice.note())
     check_out_dir(out, settings)
     show_library_messages()
     with _progress() as progress:
@@ -73,7 +84,7 @@ def eval_command(
 # --------------------------------------------------------------------------- rendering
 
 
-def _print_preview(settings: EvalSettings, out: Path) -> None:
+def _print_preview(settings: EvalSettings, out: Path, choice: ModelChoice | None = None) -> None:
     """``--dry-run``: the evaluation as planned, then each problem as an ``error:`` line (exit 2)."""
     from rich.table import Table
 
@@ -81,7 +92,7 @@ def _print_preview(settings: EvalSettings, out: Path) -> None:
     from infoppo_cli.cli.problems import exit_on_problems
     from infoppo_cli.eval.preview import eval_preview
 
-    preview = eval_preview(settings, out)
+    preview = eval_preview(settings, out, choice)
     table = Table(title="infoppo eval (dry run: nothing is generated)", show_header=False)
     table.add_column("setting", style="bold")
     table.add_column("value")
@@ -156,7 +167,8 @@ LOCAL_FILES_NOTE = (
     "A local copy: --bench aime24=aime24.jsonl reads the file instead of the Hub (jsonl, parquet, csv or "
     "json; columns problem/question, answer, id found by name). A benchmark of your own: "
     "--bench mine=problems.jsonl, or \\[mine] tables in a TOML file of this registry's format passed as "
-    "--benches-file FILE.toml. Both work for eval --bench and train --eval-bench, several in one call."
+    "--benches-file FILE.toml. All work for eval --bench, train --eval-bench and sweep --final-eval-bench, "
+    "several in one call."
 )
 
 

@@ -1,12 +1,16 @@
 """``infoppo grade``: show how the grader reads one response, or re-grade a samples file.
 
 A thin layer over :func:`infoppo_cli.grading.explain` and :mod:`infoppo_cli.grading.review`; all the
-rendering is here.
+rendering is here. Text is printed bounded (``review.SHOWN_CHARS``, ``review.JSON_CHARS``) and, in the
+terminal, with every control character escaped: a response is untrusted text, and an ANSI escape or a
+bidi override (U+202E) in it must not rewrite what the reader sees. JSON is written ASCII-only, so its
+escapes are JSON's own.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,7 +20,7 @@ import typer
 
 from infoppo_cli.cli.options import given_fields, with_settings
 from infoppo_cli.errors import UsageError
-from infoppo_cli.schema import grading_workers_option, option
+from infoppo_cli.schema import check_options, grading_workers_option, option
 
 _RULES = {"box": "last \\boxed{}", "line": "last Answer: line", "phrase": '"final answer is"'}
 
@@ -40,8 +44,9 @@ class GradeOptions:
     workers: int | None = grading_workers_option()
 
     def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {self.workers}")
+        if self.gold is not None and not self.gold.strip():
+            raise UsageError("--gold is empty; give the gold answer to grade against")
+        check_options(self)  # --workers: eval's limits
         if self.file is not None:
             if self.response is not None or self.gold is not None:
                 raise UsageError("give either --file or a RESPONSE with --gold, not both")
@@ -50,8 +55,6 @@ class GradeOptions:
             raise UsageError("give a RESPONSE and its --gold answer, or --file samples.jsonl")
         if self.only is not None:
             raise UsageError("--only applies to --file")
-        if not self.gold.strip():
-            raise UsageError("--gold is empty; give the gold answer to grade against")
 
 
 ResponseArgument = Annotated[
@@ -82,11 +85,13 @@ def _grade_one(response: str, gold: str, as_json: bool) -> bool:
     a worker process killed at the grading deadline, as every other path grades (math-verify's own
     timeout cannot stop big-integer arithmetic inside one call)."""
     from infoppo_cli.grading.pool import DEFAULT_TIMEOUT, explain_many
+    from infoppo_cli.grading.review import bounded
 
     ((verdict, reading),) = explain_many([(response, gold)], workers=1)
     if as_json:
         read = asdict(reading) if reading is not None else None
-        typer.echo(json.dumps({"verdict": asdict(verdict), "reading": read}, ensure_ascii=True))
+        shown, cut = bounded({"verdict": asdict(verdict), "reading": read})
+        typer.echo(json.dumps({**shown, "cut": cut}, ensure_ascii=True))
         return verdict.correct
     if reading is None:  # the worker overran the deadline or died: nothing was read
         from infoppo_cli.cli.console import console
@@ -166,11 +171,29 @@ def _verdict_text(correct: bool, reason: str) -> str:
     return f"[{colour}]{'correct' if correct else 'incorrect'}[/] ({reason})"
 
 
+# C0 and C1 controls but line breaks and tabs, the bidi marks, embeddings, overrides and isolates, and
+# lone surrogates (from a JSON "\ud800" escape: no terminal can encode one).
+_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escaped(character: re.Match[str]) -> str:
+    code = ord(character.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def _plain(text: str | None) -> str:
-    """``text`` shown literally (Rich markup escaped; what no terminal can encode, such as a lone
-    surrogate from a JSON ``\\ud800`` escape, written as its escape), ``-`` for none."""
+    """``text`` shown literally and bounded: at most ``SHOWN_CHARS`` characters (its beginning and end,
+    with a note of its full length), control characters as escapes (``\\x1b``, ``\\u202e``), Rich markup
+    escaped; ``-`` for none."""
     from rich.markup import escape
+
+    from infoppo_cli.grading.review import SHOWN_CHARS, cut_text
 
     if text is None:
         return "-"
-    return escape(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+    shown = escape(_UNSAFE.sub(_escaped, cut_text(text, SHOWN_CHARS)))
+    if len(text) <= SHOWN_CHARS:
+        return shown
+    return f"{shown} [dim](cut: the first and last {SHOWN_CHARS // 2:,} of {len(text):,} characters)[/]"

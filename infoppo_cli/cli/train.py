@@ -89,7 +89,8 @@ ReplayOption = Annotated[
     str | None,
     typer.Option(
         "--replay",
-        help="Rebuild RUN's plan from RUN/manifest.json (with --set changes), show what differs, run it.",
+        help="Rebuild RUN's plan from RUN/manifest.json (with --set changes), show what differs, run it "
+        "(into --output-dir, else a new RUN-replay beside RUN; with --resume, RUN itself).",
         show_default=False,
     ),
 ]
@@ -191,8 +192,8 @@ def _replay(run_dir: str, given: dict[str, Any], dry_run: bool, verbose: bool = 
     from infoppo_cli.train.replay import differences, read_recorded, replay_request
 
     recorded = read_recorded(run_dir)
-    request = replay_request(recorded, given.get("overrides", []), given.get("output_dir"))
-    request = replace(request, resume=given.get("resume", False))
+    overrides, output_dir = given.get("overrides", []), given.get("output_dir")
+    request = replay_request(recorded, overrides, output_dir, resume=given.get("resume", False))
     request = replace(request, **{name: given[name] for name in TRACKING_FIELDS if name in given})
     if "steps" in given:
         request = replace(request, steps=given["steps"])

@@ -1,1 +1,2 @@
-"""Training data: DAPO-Math-17K preparation and the prompt templates shared with evaluation."""
+"""Training data: DAPO-Math-17K preparation, the prompt templates shared with evaluation, and the
+Hugging Face Hub access every command shares (``hub``)."""

@@ -26,6 +26,7 @@ from infoppo_cli.data.rows import (
 )
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import iter_jsonl
+from infoppo_cli.records.text import loads
 
 DATASETS = {"dapo-math-17k": "BytedTsinghua-SIA/DAPO-Math-17k"}
 """Dataset names ``data prep`` knows, with their Hugging Face ids."""
@@ -97,17 +98,21 @@ def _open_local(path: Path) -> Source:
     raise UsageError(f"{path}: unsupported file type {suffix or '(none)'}; use .parquet, .jsonl or .json")
 
 
+HUB_DATA_ADVICE = (
+    "download data/dapo-math-17k.parquet from it and pass --source path/to/dapo-math-17k.parquet"
+)
+
+
 def _open_hub(hf_id: str) -> Source:
     import datasets
 
+    from infoppo_cli.data.hub import hub_error, hub_unavailable
+
+    hub_unavailable()  # without network: the cache only, at once (no retries), as eval and train
     try:
         dataset = datasets.load_dataset(hf_id, split="train")
     except Exception as exc:  # offline, unknown id, no access: the remedy is the same
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(
-            f"could not load {hf_id} from the Hugging Face Hub ({reason}); download "
-            "data/dapo-math-17k.parquet from it and pass --source path/to/dapo-math-17k.parquet"
-        ) from None
+        raise hub_error(f"{hf_id} from the Hugging Face Hub", exc, HUB_DATA_ADVICE) from None
     columns = _arrow_columns(dataset.column_names, hf_id)
     tables = dataset.select_columns(columns).with_format("arrow").iter(batch_size=BATCH_ROWS)
     record_batches = (batch for table in tables for batch in table.to_batches())
@@ -186,26 +191,48 @@ def _arrow_indices(column: Any) -> list[Any] | None:
     return pc.struct_field(column, SOURCE_INDEX).to_pylist()
 
 
+_UNICODE_BOMS = (  # the longer marks first: UTF-32 LE starts with UTF-16 LE's
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed; decompress it first"), (b"PAR1", "parquet; name it .parquet"))
+
+
 def _refuse_binary(path: Path) -> None:
-    """A JSON file is UTF-8 text without NUL bytes; anything else (a gzip, a parquet with the wrong
-    suffix) would otherwise read as thousands of 'invalid JSON' rows."""
+    """A JSON file is UTF-8 text without NUL bytes; anything else would otherwise read as thousands of
+    'invalid JSON' rows. The refusal says what the file is when its first bytes tell (a UTF-16 or UTF-32
+    byte-order mark, gzip's or parquet's magic number)."""
     with path.open("rb") as handle:
         head = handle.read(8192)
+    encoding = next((name for bom, name in _UNICODE_BOMS if head.startswith(bom)), None)
+    if encoding is not None:
+        raise UsageError(
+            f"{path}: the file is {encoding} text (it starts with a {encoding} byte-order mark) and must be "
+            f"UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8 {path} > {path.stem}.utf8{path.suffix}"
+        )
+    kind = next((what for magic, what in _MAGIC if head.startswith(magic)), None)
+    if kind is not None:
+        raise UsageError(f"{path}: a binary file, not UTF-8 JSON text: it is {kind}")
     try:
         head.decode("utf-8")
-        text = True
-    except UnicodeDecodeError as exc:
-        text = exc.start > len(head) - 4  # a character cut by the 8 KiB boundary is still text
-    if b"\x00" in head or not text:
+        undecodable = None
+    except UnicodeDecodeError as exc:  # a character cut by the 8 KiB boundary is still text
+        undecodable = None if exc.start > len(head) - 4 else exc.start
+    if b"\x00" in head:
+        raise UsageError(f"{path}: a binary file, not UTF-8 JSON text (it holds NUL bytes)")
+    if undecodable is not None:
         raise UsageError(
-            f"{path}: a binary file, not UTF-8 JSON text (compressed, or parquet named {path.suffix}?)"
+            f"{path}: not UTF-8 JSON text (byte {head[undecodable]:#04x} at offset {undecodable} is not "
+            "UTF-8; Latin-1 or another encoding?): convert the file to UTF-8"
         )
 
 
 def _json_rows(path: Path) -> list[Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        data = loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
     if not isinstance(data, list):
         raise UsageError(f"{path}: expected a JSON list of row objects")

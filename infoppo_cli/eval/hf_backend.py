@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from infoppo_cli.data.hub import loading
 from infoppo_cli.data.sampler import Sampled, Sampling, pad_token_id, sample_batch, stop_token_ids
 from infoppo_cli.data.templates import build_prompt
 from infoppo_cli.errors import UsageError
@@ -22,7 +23,6 @@ from infoppo_cli.eval.generation import (
     prompt_token_ids,
     sample_seed,
 )
-from infoppo_cli.eval.hub import loading
 
 
 class HFBackend:

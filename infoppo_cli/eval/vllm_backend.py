@@ -1,4 +1,4 @@
-"""The vLLM generation backend (a CUDA GPU, or a tensor-parallel group of them).
+"""The vLLM generation backend (a CUDA GPU, a tensor-parallel group of them, or vLLM's CPU build).
 
 Each sample is its own request (``n=1``) seeded with :func:`~infoppo_cli.eval.generation.sample_seed`:
 vLLM seeds a request's sampler from ``SamplingParams.seed`` alone, so a sample's text does not depend on
@@ -9,6 +9,7 @@ prefix caching, so splitting ``n`` into seeded requests costs no prefill.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -26,18 +27,35 @@ from infoppo_cli.eval.generation import (
     sample_seed,
 )
 
+CPU_ENGINE = {"enforce_eager": True, "distributed_executor_backend": "uni", "enable_chunked_prefill": False}
+"""vLLM's CPU build: no graph capture (a CUDA feature; compiling instead costs minutes on a CPU), the
+model in the engine's own process, and whole prefills: vLLM 0.29 rewinds a seeded request's random
+generator when a chunked prefill discards its token, which a CPU generator refuses ("CPU Generator does
+not use offset"), and every sample here is a seeded request."""
 
-def vllm_engine_kwargs(model: str, tensor_parallel: int, seed: int) -> dict[str, Any]:
-    """Keyword arguments for ``vllm.LLM``."""
+
+def vllm_engine_kwargs(model: str, tensor_parallel: int, seed: int, on_cpu: bool = False) -> dict[str, Any]:
+    """Keyword arguments for ``vllm.LLM`` (``on_cpu``: vLLM's CPU build, one process per engine)."""
     if tensor_parallel < 1:
         raise UsageError(f"--tensor-parallel must be >= 1, got {tensor_parallel}")
-    return {
+    if on_cpu and tensor_parallel != 1:
+        raise UsageError("--tensor-parallel is for GPUs; on a CPU each engine is one process (--engines N)")
+    kwargs: dict[str, Any] = {
         "model": model,
         "tensor_parallel_size": tensor_parallel,
         "seed": seed,
         "dtype": "auto",
         "trust_remote_code": False,
     }
+    return {**kwargs, **CPU_ENGINE} if on_cpu else kwargs
+
+
+def cpu_engine_environment(threads: int) -> dict[str, str]:
+    """What vLLM's CPU build reads when an engine starts (the training engines' settings): its KV cache,
+    its threads, and the engine core and model in this process (``vllm.LLM`` then spawns no process)."""
+    from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
+
+    return engine_environment(threads)
 
 
 def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest, sample: int) -> Any:
@@ -51,6 +69,13 @@ def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest,
         max_tokens=sampling.max_tokens,
         seed=sample_seed(request.seed, request.key, sample),
     )
+
+
+def torch_threads() -> int:
+    """The threads this process's torch uses (a Ray engine's share of the cores, set by its actor)."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 def completion_from_vllm(request: GenerationRequest, sample: int, output: Any) -> Completion:
@@ -71,8 +96,11 @@ class VLLMBackend:
     def __init__(
         self, model: str, tensor_parallel: int = 1, seed: int = 0, chunk_prompts: int = VLLM_CHUNK_PROMPTS
     ) -> None:
-        kwargs = vllm_engine_kwargs(model, tensor_parallel, seed)
+        on_cpu = not generation.cuda_available()
+        kwargs = vllm_engine_kwargs(model, tensor_parallel, seed, on_cpu)
         generation.require_vllm()
+        if on_cpu:
+            os.environ.update(cpu_engine_environment(torch_threads()))
         import vllm
 
         self.tokenizer = load_tokenizer(model)

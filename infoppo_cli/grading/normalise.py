@@ -2,10 +2,11 @@
 answer, and the canonical text evaluation keeps its books in.
 
 * :func:`normalise_answer`, the grader's normaliser for gold and prediction alike (each choice is an entry
-  of :data:`~infoppo_cli.grading.verify.POLICY`). Separators, degrees, percent, units, currency and moduli
-  are dropped; matrix environments are written as ``pmatrix`` (math-verify reads ``pmatrix``,
-  ``bmatrix``, ``matrix`` and ``array`` alike, but not ``Bmatrix``, ``smallmatrix`` or the starred forms)
-  and a stray trailing backslash is removed.
+  of :data:`~infoppo_cli.grading.policy.POLICY`). Separators, degrees, percent, units, currency and moduli
+  are dropped; scientific notation (``2.5e-3``) is written as the decimal it names; matrix environments
+  are written as ``pmatrix`` (math-verify reads ``pmatrix``, ``bmatrix``, ``matrix`` and ``array``
+  alike, but not ``Bmatrix``, ``smallmatrix`` or the starred forms) and a stray trailing backslash is
+  removed.
 * :func:`normalise_gold`, the gold a benchmark stores, and :func:`vote_key`, the key an extracted answer
   votes under in maj@k. Neither decides correctness (grading normalises both sides with
   :func:`normalise_answer` and asks math-verify); they only make equal answers *look* equal: an integer is
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 _INTEGER_WITH_SEPARATORS = re.compile(r"[-+]?\d{1,3}(?:(?:\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,)\d{3})+")
 _SEPARATOR = re.compile(r"\\,|\\ |\\;|\\:|~|\{,\}|,\\!|\s+|,")
@@ -48,6 +50,10 @@ _MATRIX_BEGIN = re.compile(r"\\begin\s*\{\s*(?:p|b|B|small)?matrix(?:\*\s*\}\s*(
 _MATRIX_END = re.compile(r"\\end\s*\{\s*(?:p|b|B|small)?matrix\*?\s*\}")
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?[\d.]+\s*(?:pt|em|ex|mm|cm|in)\s*\]|\\hline")
 _CLOSING_DELIMITERS = ("$$", "$", "\\]", "\\)")
+# A number in scientific notation, 1e3, 2.5e-3, 7E6: digits, e or E, an integer exponent, and nothing joined
+# to it on either side (3e is 3·e, e^{2} is e squared, x1e3 and 0x1e3 are not numbers).
+_SCIENTIFIC = re.compile(r"(?<![\w.^])((?:\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d{1,6})(?![\w.])")
+_MAX_EXPANDED_EXPONENT = 50  # beyond it 1e400 is written 1\times10^{400}, never as 400 digits
 
 
 def is_integer_answer(text: str) -> bool:
@@ -97,8 +103,24 @@ def matrices_as_pmatrix(text: str) -> str:
     return _ROW_SPACING.sub(lambda match: "" if match.group() == "\\hline" else "\\\\", text)
 
 
+def scientific_as_decimal(text: str) -> str:
+    """Each number written in scientific notation as the decimal it names: ``1e3`` → ``1000``, ``2.5e-3`` →
+    ``0.0025`` (the mantissa's places kept, ``2.50e-3`` → ``0.00250``); an exponent beyond 50 as
+    ``m\\times10^{n}``. ``e`` anywhere else is left to math-verify, which reads it as Euler's number."""
+    if "e" not in text and "E" not in text:
+        return text
+    return _SCIENTIFIC.sub(_as_decimal, text)
+
+
+def _as_decimal(match: re.Match[str]) -> str:
+    mantissa, exponent = re.split("[eE]", match.group(1))
+    if abs(int(exponent)) > _MAX_EXPANDED_EXPONENT:
+        return f"{mantissa}\\times10^{{{int(exponent)}}}"
+    return format(Decimal(match.group(1)), "f")
+
+
 def _strip_decoration(text: str) -> str:
-    text = matrices_as_pmatrix(strip_trailing_backslashes(text))
+    text = scientific_as_decimal(matrices_as_pmatrix(strip_trailing_backslashes(text)))
     text = _DEGREES.sub("", text).strip().replace("\\varnothing", "\\emptyset")
     text = _MODULUS.sub("", text).strip().replace("\\bmod", "\\mod")  # math-verify reads \mod only
     if "\\equiv" in text:

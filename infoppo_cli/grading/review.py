@@ -4,6 +4,12 @@ The file is JSON Lines with at least ``response`` and ``gold`` on each line, the
 evaluation's ``samples.jsonl`` (``infoppo_cli.eval.sample_store``), whose stored ``correct`` and
 ``reason`` are kept to show which verdicts the current grader changes. Data only; ``cli/grade.py``
 renders it.
+
+What is shown is bounded whatever the response: a collapsed policy can write megabytes on one line, and
+its span, the answer found in it, is as long. Text longer than a limit is shown as its beginning and its
+end (:func:`cut_text`), with the full length said: :data:`SHOWN_CHARS` in the terminal, and
+:data:`JSON_CHARS` in JSON, whose ``cut`` object names each cut field and its length (:func:`bounded`).
+Grading always reads the whole response.
 """
 
 from __future__ import annotations
@@ -22,6 +28,42 @@ from infoppo_cli.records import iter_jsonl
 
 ONLY = ("wrong", "correct", "changed", *REASONS[2:])
 """What ``--only`` may select: a verdict's reason, or the cases whose verdict changed."""
+
+SHOWN_CHARS = 2_000
+"""The most characters of one text (a span, a gold) printed to the terminal: twice the longest answer the
+grader reads (``MAX_ANSWER_CHARS``), so that every answer it parses is shown whole."""
+
+JSON_CHARS = 20_000
+"""The most characters of one text written by ``--json``."""
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` when at most ``limit`` characters long, else its first and last ``limit // 2`` characters
+    joined by `` … `` (the end of a response is where its answer is)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … {text[len(text) - half :]}"
+
+
+def bounded(value: Any, limit: int = JSON_CHARS) -> tuple[Any, dict[str, int]]:
+    """``value`` (JSON data) with every text longer than ``limit`` cut by :func:`cut_text`, and the full
+    length of each cut text by its dotted path (``reading.span``, ``cases.3.gold``)."""
+    cut: dict[str, int] = {}
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, str) and len(item) > limit:
+            cut[path] = len(item)
+            return cut_text(item, limit)
+        inner = (
+            item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else None
+        )
+        if inner is None:
+            return item
+        walked = {key: walk(value, f"{path}.{key}" if path else str(key)) for key, value in inner}
+        return walked if isinstance(item, dict) else list(walked.values())
+
+    return walk(value, ""), cut
 
 
 @dataclass(frozen=True)
@@ -64,11 +106,15 @@ class Review:
         return [case for case in self.cases if case.reason == only]
 
     def to_json(self, only: str | None) -> dict[str, Any]:
+        """The review as JSON data, every text bounded (:func:`bounded`); ``cut`` lists what was cut."""
+        cases, cut = bounded([asdict(case) for case in self.selected(only)])
+        cut = {f"cases.{path}": length for path, length in cut.items()}
         return {
             "total": len(self.cases),
             "reasons": self.reasons,
             "changed": self.changed,
-            "cases": [asdict(case) for case in self.selected(only)],
+            "cases": cases,
+            "cut": cut,
         }
 
 

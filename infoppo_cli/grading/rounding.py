@@ -1,19 +1,23 @@
-"""Golds written as rounded decimals, compared at the precision they are written in.
+"""Decimals compared at the precision they are written in.
 
 A gold ``0.67`` stands for every number that rounds to it at two places, so ``\\frac{2}{3}`` and
-``0.6667`` match it and ``0.7`` does not; ``33.3`` is matched by ``\\frac{100}{3}``. The precision is the
-gold's, never the prediction's: a prediction written as ``0.3`` is not ``\\frac{1}{3}``. A decimal whose
-places are all zeros (AMC23's ``27.0``) is an integer, compared exactly.
+``0.6667`` match it and ``0.7`` does not; ``33.3`` is matched by ``\\frac{100}{3}``. A prediction sets the
+precision only when written with at least six significant digits (:data:`MIN_SIGNIFICANT`, math-verify's
+six places counted from the first nonzero digit): ``0.6666667`` and ``66666.67`` are the exact golds
+``\\frac{2}{3}`` and ``\\frac{200000}{3}`` rounded at their places, while ``0.3`` or ``0.6667`` set no
+precision and must be equal. A decimal whose places are all zeros (AMC23's ``27.0``) is an integer,
+compared exactly.
 
 The rule runs only after math-verify has said no, and walks both readings together: a number, each entry
 of a matrix, tuple or interval (whose ends must also be open or closed alike), a set matched element to
 element, and the right-hand side of an equation ``x = 0.67``. Each decimal leaf of the gold takes the
-places written for it; every other leaf must be equal.
+places written for it, else a long decimal leaf of the prediction its own; every other leaf must be equal.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -21,30 +25,42 @@ _DECIMAL = re.compile(r"(?<![\w.,])(?<!\{,\})(\d*)\.(\d+)(?![\d.])")
 _MAX_SET = 8  # a set is matched element to element by trying pairings; more than this is never a rounded gold
 _DIGITS = 30  # places sympy evaluates each side to
 _SAME = Fraction(1, 10**12)  # relative tolerance for leaves that are not rounded decimals
+MIN_SIGNIFICANT = 6
+"""The fewest significant digits with which a predicted decimal sets its own precision."""
 
 
-def rounded_places(gold: str) -> dict[Fraction, int]:
-    """Each rounded decimal written in ``gold`` (as a positive value) and its number of decimal places."""
+def rounded_places(text: str, min_significant: int = 1) -> dict[Fraction, int]:
+    """Each rounded decimal written in ``text`` (as a positive value) with at least ``min_significant``
+    significant digits, and its number of decimal places."""
     places: dict[Fraction, int] = {}
-    for match in _DECIMAL.finditer(gold):
+    for match in _DECIMAL.finditer(text):
         whole, decimals = match.groups()
-        if decimals.strip("0"):
+        if decimals.strip("0") and len((whole + decimals).lstrip("0")) >= min_significant:
             value = Fraction(f"{whole or '0'}.{decimals}")
             places[value] = max(places.get(value, 0), len(decimals))
     return places
 
 
-def rounded_equal(gold_text: str, gold: list[Any], prediction: list[Any]) -> bool:
-    """Whether the prediction matches a gold written with rounded decimals at the gold's precision."""
-    places = rounded_places(gold_text)
-    if not places:
+@dataclass(frozen=True)
+class _Written:
+    """The places written for the gold's decimals, and for the prediction's long ones."""
+
+    gold: dict[Fraction, int]
+    prediction: dict[Fraction, int]
+
+
+def rounded_equal(gold_text: str, gold: list[Any], prediction: list[Any], prediction_text: str = "") -> bool:
+    """Whether the prediction matches the gold at the precision its decimals are written with (a gold's
+    rounded decimals, or a prediction's decimals of :data:`MIN_SIGNIFICANT` digits or more)."""
+    places = _Written(rounded_places(gold_text), rounded_places(prediction_text, MIN_SIGNIFICANT))
+    if not places.gold and not places.prediction:
         return False
     golds = [item for item in gold if not isinstance(item, str)]
     predictions = [item for item in prediction if not isinstance(item, str)]
     return any(_match(g, p, places) for g in golds[:1] for p in predictions[:1])
 
 
-def _match(gold: Any, prediction: Any, places: dict[Fraction, int]) -> bool:
+def _match(gold: Any, prediction: Any, places: _Written) -> bool:
     from sympy import Eq, FiniteSet, Interval, Tuple
     from sympy.matrices import MatrixBase
 
@@ -84,7 +100,7 @@ def _match(gold: Any, prediction: Any, places: dict[Fraction, int]) -> bool:
     return _numbers_match(gold, prediction, places)
 
 
-def _pairs_up(golds: list[Any], predictions: list[Any], places: dict[Fraction, int]) -> bool:
+def _pairs_up(golds: list[Any], predictions: list[Any], places: _Written) -> bool:
     """Whether each gold element matches a different prediction element (tried depth first)."""
     if not golds:
         return True
@@ -96,16 +112,21 @@ def _pairs_up(golds: list[Any], predictions: list[Any], places: dict[Fraction, i
     return False
 
 
-def _numbers_match(gold: Any, prediction: Any, places: dict[Fraction, int]) -> bool:
+def _numbers_match(gold: Any, prediction: Any, places: _Written) -> bool:
     """A gold number against a predicted one: within half a unit of the gold's last written place when
-    the gold is a rounded decimal, equal otherwise."""
+    the gold is a rounded decimal, else of the prediction's when it is a long decimal; equal otherwise."""
     gold_value, predicted = _real(gold), _real(prediction)
     if gold_value is None or predicted is None:
         return False
-    written = _places_of(abs(gold_value), places)
-    if written is None:
-        return abs(gold_value - predicted) <= _SAME * max(1, abs(gold_value))
-    return abs(written[0] * (1 if gold_value >= 0 else -1) - predicted) <= Fraction(1, 2 * 10 ** written[1])
+    for value, other, written_places in (
+        (gold_value, predicted, places.gold),
+        (predicted, gold_value, places.prediction),
+    ):
+        written = _places_of(abs(value), written_places)
+        if written is not None:
+            decimal, count = written
+            return abs(decimal * (1 if value >= 0 else -1) - other) <= Fraction(1, 2 * 10**count)
+    return abs(gold_value - predicted) <= _SAME * max(1, abs(gold_value))
 
 
 def _places_of(value: Fraction, places: dict[Fraction, int]) -> tuple[Fraction, int] | None:

@@ -1,5 +1,7 @@
 """Equivalence: one normaliser for gold and prediction, math-verify's parse and verify, and the policy.
 
+Every decision where the field differs is an entry of :data:`~infoppo_cli.grading.policy.POLICY`.
+
 Every answer, gold or predicted, goes through :func:`normalise_answer` (from
 :mod:`~infoppo_cli.grading.normalise`) before math-verify parses it, and data preparation stores golds
 through it too (``infoppo_cli.data.dapo``), so that both sides of every comparison are written the same
@@ -16,80 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.grading.extract import Extraction, extract
-from infoppo_cli.grading.normalise import is_integer_answer, normalise_answer
+from infoppo_cli.grading.normalise import is_integer_answer, normalise_answer, scientific_as_decimal
 from infoppo_cli.grading.parts import Parts, split_parts
 from infoppo_cli.grading.rounding import rounded_equal
-
-POLICY: dict[str, str] = {
-    "thousands separators": (
-        "When the gold is an integer, digit groups of three separated by a thin space (\\,), a space, ~, "
-        "{,} or ,\\! are one number (33\\,124\\,147 = 33124147). A plain comma followed by three digits is "
-        "a separator as math-verify reads it (1,625 = 1625); a comma followed by a space separates a list."
-    ),
-    "decimal commas": (
-        "Not accepted: 1000,99 is the list {1000, 99}, never 1000.99, because in a competition answer a "
-        "comma separates values; a comma followed by exactly three digits is read as math-verify's LaTeX "
-        "reader reads it (1,625 = 1625; 0,111 = 0.111). math-verify's test suite accepts 1000,99 = 1000.99."
-    ),
-    "degrees": "^\\circ, ^{\\circ} and ° are dropped from both sides (AIME25's gold 336^\\circ = 336).",
-    "percent": (
-        "\\%, %, percent and pct after a number are dropped from both sides: 28\\% = 28, as AIME-style "
-        "answers mean it, and 0.28 is not 28\\%."
-    ),
-    "units and words": (
-        "After a number, \\text{…}, \\mathrm{…}, \\mbox{…} (with an optional ^2 or ^3) and common unit words "
-        "(dollars, cm, m², square units, ways …) are dropped from both sides, as DAPO's normaliser does; so "
-        "are currency signs ($, \\$, €, £, ¥) around a number."
-    ),
-    "modular answers": "A trailing \\pmod{m}, \\bmod m or (mod m) is dropped: 9 \\pmod{11} = 9.",
-    "multiple-choice letters": (
-        "Letters compare as symbols after math-verify's normalisation: (C), \\text{C} and C are equal."
-    ),
-    "sets versus tuples": (
-        "As math-verify: a list written without brackets (1, 2, 3 or several adjacent boxes) is a set and "
-        "matches the gold set in any order; a tuple (1,3) is ordered and a set {1,3} equals it only when "
-        "written in the same order."
-    ),
-    "multiple boxes": (
-        "Boxes of one final statement are joined into a list: only commas, semicolons, and/or, delimiters, "
-        "part labels ('for part (a) and'), a name assigned (y_2 =) and one word after a box ('papers and') "
-        "between them. A box separated from the last by any other text ('was wrong; actually', a full "
-        "stop) is an earlier attempt and is ignored (see infoppo_cli.grading.parts)."
-    ),
-    "multi-part answers": (
-        "Parts labelled (a), (b) … (or (i), (1)), in boxes or in one answer, are compared part by part: in "
-        "order when the gold labels its parts (never as math-verify's product a*3*b*5), as a set when the "
-        "gold is an unlabelled list; a gold of one part is compared with the last part. Parts that are "
-        "lists themselves, separated by ; or 'and' (p=5,q=2;p=7,q=2), are compared as a set of parts."
-    ),
-    "matrices": (
-        "Matrix environments compare by content: pmatrix, bmatrix, Bmatrix, matrix, smallmatrix, array and "
-        "the starred forms are one matrix, row spacing (\\\\[2pt]) and \\hline dropped; vmatrix and "
-        "Vmatrix are determinants, read as numbers."
-    ),
-    "trailing backslashes": (
-        "A stray backslash or line break (\\\\) at the end of an answer is dropped, inside a closing $ too: "
-        "a gold 5\\ is 5 (before, every response to it was an error)."
-    ),
-    "rounded decimal golds": (
-        "A gold decimal stands for every number that rounds to it at the places it is written with: "
-        "100/3 matches 33.3, 2/3 and 0.6667 match 0.67, 0.7 does not; entries of matrices, tuples, "
-        "intervals and sets alike. The precision is the gold's only: 0.33 does not match a gold 1/3 "
-        "(math-verify's own comparison at 6 places still holds), and a decimal of zeros (27.0) is an integer."
-    ),
-    "multi-line golds": "Line breaks are white space: a gold matrix over several lines is read whole.",
-    "no anchor, no answer": (
-        "Only a box, an Answer: line or 'final answer is' is read; a bare number in the text is never taken."
-    ),
-    "overlong answers": (
-        "An answer longer than 1,000 characters (or four times the gold, when that is longer) is wrong "
-        "without being parsed: no competition answer is written so (verl's math_dapo reads only a "
-        "response's last 300 characters for the same reason), and math-verify can take seconds on such "
-        "text, a collapsing policy's output."
-    ),
-}
-"""Every grading decision where the field differs, in one place (tests/grading/test_verify.py tests each)."""
-
 
 # --- math-verify --------------------------------------------------------------------------------------
 
@@ -171,13 +102,16 @@ def parse_prediction(
     if found.source != "box" and _has_prose(found.span):
         from math_verify import parse
 
-        sentence = "Final Answer: " + found.span  # the anchor of math-verify's "final answer … is X"
-        parsed = parse(sentence, _sentence_configs(), parsing_timeout=inner_timeout, raise_on_error=True)
-        return found.span, parsed
+        span = scientific_as_decimal(found.span)
+        parsed = parse(
+            "Final Answer: " + span, _sentence_configs(), parsing_timeout=inner_timeout, raise_on_error=True
+        )
+        return span, parsed  # "Final Answer:" is math-verify's anchor for "final answer … is X"
     return normalised, _parse(latex_span(normalised), False, inner_timeout)
 
 
 _DELIMITED_MATH = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}")  # \begin{bmatrix} holds no words
 _TEXT_GROUP = re.compile(r"\\text\{[^{}]*\}")
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 
@@ -185,6 +119,7 @@ _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 def _has_prose(span: str) -> bool:
     """Whether an answer line is a sentence: a word around delimited math, or (with no delimited math)
     two words outside ``\\text{}``, as in "Jane started growing Sphere 3 hours ago"."""
+    span = _ENVIRONMENT.sub(" ", span)
     outside_math = _DELIMITED_MATH.sub(" ", span)
     if outside_math != span:
         return len(re.findall(r"[A-Za-z]{3,}", outside_math)) >= 1
@@ -265,11 +200,13 @@ def read_pair(response: str, gold: str, inner_timeout: int | None) -> tuple[Verd
             return Verdict(False, found.answer, "error"), reading
         if len(found.answer) > max(MAX_ANSWER_CHARS, 4 * len(gold_normalised)):
             return Verdict(False, found.answer, "wrong"), reading
-        normalised, prediction = parse_prediction(found, is_integer_answer(gold), inner_timeout)
+        normalised, prediction = parse_prediction(found, _integer_gold(gold, gold_parsed), inner_timeout)
         reading = Reading(
             found.span, found.source, gold_normalised, shown(gold_parsed), normalised, shown(prediction)
         )
-        correct = _matches(str(gold), gold_normalised, gold_parsed, found.answer, prediction, inner_timeout)
+        correct = _matches(
+            str(gold), gold_normalised, gold_parsed, found.answer, normalised, prediction, inner_timeout
+        )
     except TimeoutException:
         return Verdict(False, found.answer, "timeout"), reading
     except Exception:
@@ -282,11 +219,13 @@ def _matches(
     gold_normalised: str,
     gold_parsed: list[Any],
     answer: str,
+    normalised: str,
     prediction: list[Any],
     timeout: int | None,
 ) -> bool:
-    """Whether the prediction matches the gold: labelled parts part by part, else math-verify on the whole,
-    then a rounded decimal gold at its precision, then parts that are lists as a set (see ``POLICY``)."""
+    """Whether the prediction (as written, normalised and parsed) matches the gold: labelled parts part by
+    part, else math-verify on the whole, then decimals at their written precision, then parts that are
+    lists as a set (see ``POLICY``)."""
     gold_parts = Parts((gold,), "single") if is_integer_answer(gold) else split_parts(gold_normalised)
     predicted_parts = split_parts(answer)
     if gold_parts.kind == "labelled" or predicted_parts.kind == "labelled":
@@ -300,7 +239,7 @@ def _matches(
             return _part_matches(gold, predicted_parts.items[-1], timeout)
     if prediction and equivalent(gold_parsed, prediction, timeout):
         return True
-    if prediction and rounded_equal(gold_normalised, gold_parsed, prediction):
+    if prediction and rounded_equal(gold_normalised, gold_parsed, prediction, normalised):
         return True
     grouped = "groups" in (gold_parts.kind, predicted_parts.kind)
     if grouped and len(gold_parts.items) >= 2 and len(gold_parts.items) == len(predicted_parts.items):
@@ -340,7 +279,7 @@ def _part_matches(gold: str, predicted: str, timeout: int | None) -> bool:
 
     try:
         gold_normalised, gold_parsed = parse_gold(gold, timeout)
-        normalised = normalise_answer(predicted, is_integer_answer(gold))
+        normalised = normalise_answer(predicted, _integer_gold(gold, gold_parsed))
         plain = bool(_PLAIN.fullmatch(normalised))
         parsed = _parse(normalised if plain else latex_span(normalised), plain, timeout)
     except TimeoutException:
@@ -349,7 +288,16 @@ def _part_matches(gold: str, predicted: str, timeout: int | None) -> bool:
         return False
     if not gold_parsed or not parsed:
         return False
-    return equivalent(gold_parsed, parsed, timeout) or rounded_equal(gold_normalised, gold_parsed, parsed)
+    if equivalent(gold_parsed, parsed, timeout):
+        return True
+    return rounded_equal(gold_normalised, gold_parsed, parsed, normalised)
+
+
+def _integer_gold(gold: str, gold_parsed: list[Any]) -> bool:
+    """Whether the gold is an integer, written as one (``1,625``) or with a value that is one (``10^4``)."""
+    value = next((item for item in gold_parsed if not isinstance(item, str)), None)
+    integer_valued = getattr(value, "is_number", False) and getattr(value, "is_integer", False)
+    return is_integer_answer(gold) or integer_valued is True
 
 
 def grade_pair(response: str, gold: str, inner_timeout: int | None) -> Verdict:

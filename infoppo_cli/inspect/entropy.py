@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
+from infoppo_cli.data.hub import loading
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.hub import loading
 from infoppo_cli.infotime import token_entropy
 
 HEAD_CHUNK = 256

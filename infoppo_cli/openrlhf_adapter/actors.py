@@ -13,17 +13,21 @@ from openrlhf.trainer.ppo_trainer import PPOTrainer
 from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
 
 from infoppo_cli.atomic import follow_umask
-from infoppo_cli.openrlhf_adapter.checkpoints import rotate_hf_copies
+from infoppo_cli.openrlhf_adapter.checkpoints import (
+    drop_partial_checkpoints,
+    rotate_hf_copies,
+    whole_checkpoint_or_none,
+)
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY, ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.experience_maker import InfoExperienceMaker
 from infoppo_cli.openrlhf_adapter.full_batches import FullBatches
 from infoppo_cli.openrlhf_adapter.metrics_log import (
-    BENCHMARK_MEAN,
     OPTIMIZER_STEPS,
     PROMPTS_TRAINED,
     RESPONSES_TRAINED,
     TrainMetricsLog,
-    eval_fields,
+    bench_accuracies,
+    eval_record,
     step_record,
 )
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
@@ -137,7 +141,12 @@ class InfoPPOTrainer(_UpstreamTrainer):
         regroup them, and the step budget ends the run."""
         generator, rollout = self.samples_generator, self.args.rollout
         self.rollout_recorder = RolloutRecorder(generator, rollout.n_samples_per_prompt)
-        self.full_batches = FullBatches(generator, rollout.batch_size * rollout.n_samples_per_prompt)
+        self.full_batches = FullBatches(
+            generator,
+            rollout.batch_size * rollout.n_samples_per_prompt,
+            rollout.n_samples_per_prompt,
+            self.settings.keep_stale_surplus,
+        )
         generator.generate_samples = partial(self._draw_within_budget, generator.generate_samples)
 
     def _draw_within_budget(self, draw: Callable[..., tuple], **kwargs: Any) -> tuple:
@@ -185,14 +194,23 @@ class InfoPPOTrainer(_UpstreamTrainer):
         actor = self.args.actor
         fixed = tuple(actor.eps_clip_low_high or (actor.eps_clip, actor.eps_clip))  # OpenRLHF's default
         fixed_clip = None if self.settings.clip_rule.uses_rho else fixed
-        logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take()}
+        logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take(), **self.full_batches.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
         self.metrics_log.record_step(record, self._eval_due(global_step))
-        with self._saving_the_last_step(global_step):
+        with self._saving_the_last_step(global_step), self._whole(f"global_step{global_step}"):
             result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         evals_left = self._evals_left(global_step) + int(self._eval_due(global_step))  # its own follows
         self.progress.step_done(global_step, self.settings.rl_steps, record, evals_left)
         return result
+
+    def save_best_checkpoint(self, eval_metrics, global_step, client_states=None):
+        with self._whole(f"best_global_step{global_step}"):
+            return super().save_best_checkpoint(eval_metrics, global_step, client_states)
+
+    def _whole(self, tag: str):
+        """A checkpoint save that fails (a full disk) leaves no partial checkpoint, and ``latest`` as it
+        was (``checkpoints.whole_checkpoint_or_none``)."""
+        return whole_checkpoint_or_none(self.args.ckpt.path, tag)
 
     @contextmanager
     def _saving_the_last_step(self, global_step: int) -> Iterator[None]:
@@ -215,18 +233,46 @@ class InfoPPOTrainer(_UpstreamTrainer):
             ckpt.save_steps = every
 
     def evaluate(self, global_step, **generate_kwargs):
+        """Upstream's eval, its logs renamed to say what they hold (``metrics_log.eval_fields``: an
+        accuracy, a mean reward) before they reach ``metrics.jsonl`` and the trackers."""
         self.progress.start_phase("eval", global_step, _dataset_size(self.eval_dataloader))
-        logs = with_benchmark_mean(
-            super().evaluate(global_step, **generate_kwargs), self.metrics_log.reward_values
-        )
+        with self._trackers_aside() as trackers:  # upstream would log its own names to them
+            upstream = super().evaluate(global_step, **generate_kwargs)
+        logs = eval_record(upstream, self.metrics_log.reward_values)
+        for tracker in trackers:
+            tracker.log_eval(global_step, logs)
         self.evaluated_step = global_step
         self.metrics_log.record_eval(global_step, logs)
-        accuracies = eval_fields(logs, self.metrics_log.reward_values)
-        per_bench = {
-            key.removeprefix("eval_"): value for key, value in accuracies.items() if f"{key}_pass1" in logs
-        }
-        self.progress.eval_done(global_step, per_bench, self._evals_left(global_step))
+        self.progress.eval_done(global_step, bench_accuracies(logs), self._evals_left(global_step))
         return logs
+
+    @contextmanager
+    def _trackers_aside(self) -> Iterator[list[Any]]:
+        """Upstream's trackers (wandb, TensorBoard) taken out of its reach for a call; yields them."""
+        trackers = [self.wandb_logger, self.tensorboard_logger]
+        self.wandb_logger = self.tensorboard_logger = None
+        try:
+            yield [tracker for tracker in trackers if tracker is not None]
+        finally:
+            self.wandb_logger, self.tensorboard_logger = trackers
+
+    @contextmanager
+    def _trackers_open_to_the_end(self) -> Iterator[None]:
+        """Around upstream's ``fit``, which closes wandb and TensorBoard as its loop ends: they are closed
+        after the run's last eval instead, which follows that loop when the last step is off the eval
+        grid (a closed wandb refuses to log, and the run would fail after training). A run that fails
+        leaves them as upstream does, unclosed."""
+        trackers = [tracker for tracker in (self.wandb_logger, self.tensorboard_logger) if tracker]
+        closes = [tracker.close for tracker in trackers]
+        for tracker in trackers:
+            tracker.close = _not_yet
+        try:
+            yield
+        finally:
+            for tracker, close in zip(trackers, closes, strict=True):
+                tracker.close = close
+        for close in closes:
+            close()
 
     def _evaluate_now(self, global_step: int) -> None:
         kwargs = {
@@ -241,17 +287,19 @@ class InfoPPOTrainer(_UpstreamTrainer):
     def fit(self, global_step: int = 0) -> None:
         """Upstream's loop (which the step budget ends after the planned RL steps) between infoppo's
         evals: the base model's or a resumed step's before it, the last step's after it."""
+        drop_partial_checkpoints(self.args.ckpt.path)  # a killed save's folders are no checkpoints
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
         done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
         opening = self._opening_eval(first, done)
         self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))
         try:
-            if opening is not None:
-                self._evaluate_now(opening)
-            super().fit(global_step)
-            if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps
-                self._evaluate_now(self.steps_done)
+            with self._trackers_open_to_the_end():
+                if opening is not None:
+                    self._evaluate_now(opening)
+                super().fit(global_step)
+                if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps
+                    self._evaluate_now(self.steps_done)
         finally:
             self.metrics_log.flush()  # the steps logged so far, also when a step fails
 
@@ -278,11 +326,5 @@ def _dataset_size(dataloader: Any) -> int | None:
     return len(dataset) if isinstance(dataset, Sized) else None
 
 
-def with_benchmark_mean(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, Any]:
-    """OpenRLHF's eval logs plus :data:`BENCHMARK_MEAN`: the mean over benchmarks of the accuracy in
-    percent, from ``eval_<bench>_pass1`` (the mean reward, made an accuracy by ``reward_values``)."""
-    accuracies = eval_fields(logs, reward_values)
-    per_bench = [value for key, value in accuracies.items() if f"{key}_pass1" in accuracies]
-    if per_bench:
-        logs = {**logs, BENCHMARK_MEAN: sum(per_bench) / len(per_bench)}
-    return logs
+def _not_yet() -> None:
+    """A tracker's ``close`` while the run's last eval is still to come."""

@@ -16,9 +16,10 @@ from typing import Any
 
 from infoppo_cli.components import ADVANTAGES
 from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
+from infoppo_cli.openrlhf_adapter.lifeline import stop_run_on_owner_death
 from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
 from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
-from infoppo_cli.resources import require_openrlhf
+from infoppo_cli.resources import require_openrlhf, require_vllm
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
 CPU_SETUP_HOOK = "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
@@ -33,9 +34,12 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN"),
         "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": os.environ.get("RAY_ENABLE_ZERO_COPY_TORCH_TENSORS", "1"),
     }
-    # the reward's options (INFOPPO_REWARD_*) are read in the rollout workers; its values are the
-    # method's `reward` component, never the caller's environment
-    env_vars.update({key: value for key, value in os.environ.items() if key.startswith("INFOPPO_")})
+    # Of infoppo's variables, the workers read the reward's tuning knobs only (reward_func.py); its
+    # values are the method's `reward` component, never the caller's environment. Nothing else goes:
+    # Ray writes every value of the runtime environment to its runtime_env_agent.log.
+    from infoppo_cli.openrlhf_adapter.reward_func import TIMEOUT_ENV, WORKERS_ENV
+
+    env_vars.update({key: os.environ[key] for key in (WORKERS_ENV, TIMEOUT_ENV) if key in os.environ})
     if "TQDM_DISABLE" in os.environ:  # `infoppo train` turns the workers' progress bars off (train/output.py)
         env_vars["TQDM_DISABLE"] = os.environ["TQDM_DISABLE"]
     env_vars[REWARD_STYLE_ENV] = settings.reward
@@ -84,8 +88,8 @@ def gpus_needed(openrlhf_argv: list[str]) -> int:
 def start_ray(
     settings: InfoSettings, openrlhf_argv: list[str] | None = None, local: LocalRay | None = None
 ) -> None:
-    """Join ``settings.ray_address`` or start the embedded Ray (``local``: token-authenticated, private
-    session folder; Ray 2.55 still binds its servers to every interface, see ``local_ray``); refuse,
+    """Join ``settings.ray_address`` or start the embedded Ray (``local``: token-authenticated, on
+    loopback, private session folder, see ``local_ray``); refuse,
     at once and in one line, a cluster with fewer GPUs than the run asks for (Ray would wait for them
     for ever), unless the run is on the CPU (``--device cpu``)."""
     import ray
@@ -154,6 +158,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
     settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
     require_openrlhf()
+    if settings.device == "cpu" or not settings.ray_address:  # a cluster's nodes hold their own vLLM
+        require_vllm(settings.device)
     if settings.device == "cpu":
         from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 
@@ -161,8 +167,9 @@ def main(argv: list[str] | None = None) -> None:
         install_stand_ins()
     run_dir = Path(settings.metrics_path).parent if settings.metrics_path else None
     local = None if settings.ray_address else LocalRay(run_dir, settings.keep_ray_logs)
+    stop_run_on_owner_death(run_dir, local.close if local is not None else lambda: None)
     if local is not None:
-        local.require_token()
+        local.prepare_environment()
     import ray
 
     try:

@@ -11,6 +11,7 @@ loses at most the step in flight. After a
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,12 +91,29 @@ def step_record(
     return record
 
 
-def eval_fields(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, float]:
-    """OpenRLHF's in-training eval logs, plus ``eval_<bench>`` = Mean@k accuracy in percent.
+_UPSTREAM_EVAL = re.compile(r"^eval_(?P<bench>.+)_pass(?P<k>\d+)$")
+"""OpenRLHF's reward-valued eval keys: ``eval_<bench>_pass1`` (the mean reward over a problem's k
+samples, averaged over problems) and ``eval_<bench>_pass<k>`` (the best of the k rewards, averaged)."""
+REWARD_MEAN_SUFFIX = "_reward_mean"
+"""``eval_<bench>_reward_mean``: the mean reward of the bench's samples (OpenRLHF's ``_pass1``)."""
+LEGACY_REWARD_MEAN_SUFFIX = "_pass1"
+"""The name runs before the renaming logged the mean reward under (OpenRLHF's), still read."""
 
-    OpenRLHF's ``eval_<bench>_pass1`` is the mean reward over the k samples of each problem, averaged
-    over problems; with ``reward_values`` = (correct, otherwise) the accuracy is
-    ``(mean - otherwise) / (correct - otherwise)`` (``(mean + 1) / 2`` for +1/-1 rewards).
+
+def pass_at_k_key(bench: str, k: int) -> str:
+    """``eval_<bench>_pass_at_<k>_pct``: the share of problems with a correct answer among k samples."""
+    return f"eval_{bench}_pass_at_{k}_pct"
+
+
+def eval_fields(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, float]:
+    """OpenRLHF's in-training eval logs under names that say what they hold (numbers only).
+
+    ``eval_<bench>_pass1`` is the mean reward over the k samples of each problem, averaged over problems:
+    it becomes ``eval_<bench>_reward_mean`` and, with ``reward_values`` = (correct, otherwise),
+    ``eval_<bench>`` = Mean@k accuracy in percent, ``100 * (mean - otherwise) / (correct - otherwise)``
+    (``(mean + 1) / 2`` for +1/-1 rewards). ``eval_<bench>_pass<k>`` averages the best reward of the k
+    samples: made an accuracy the same way, it is pass@k in percent (:func:`pass_at_k_key`). Other keys
+    keep their names; names already translated are left as they are.
     """
     correct, otherwise = reward_values
     fields: dict[str, float] = {}
@@ -103,10 +121,38 @@ def eval_fields(logs: dict[str, Any], reward_values: tuple[float, float]) -> dic
         number = _number(value)
         if number is None:
             continue
-        fields[key] = number
-        if key.startswith("eval_") and key.endswith("_pass1"):
-            accuracy = (number - otherwise) / (correct - otherwise)
-            fields[key.removesuffix("_pass1")] = 100.0 * accuracy
+        match = _UPSTREAM_EVAL.match(key)
+        if match is None:
+            fields[key] = number
+            continue
+        bench, k = match.group("bench"), int(match.group("k"))
+        accuracy = 100.0 * (number - otherwise) / (correct - otherwise)
+        if k == 1:
+            fields[f"eval_{bench}{REWARD_MEAN_SUFFIX}"] = number
+            fields[f"eval_{bench}"] = accuracy
+        else:
+            fields[pass_at_k_key(bench, k)] = accuracy
+    return fields
+
+
+def bench_accuracies(fields: dict[str, Any]) -> dict[str, float]:
+    """Benchmark -> Mean@k accuracy in percent, from an eval's fields (:func:`eval_fields`, or a line of
+    ``metrics.jsonl``, old names included): ``eval_<bench>`` logged beside its mean reward."""
+    found = {}
+    for key in fields:
+        for suffix in (REWARD_MEAN_SUFFIX, LEGACY_REWARD_MEAN_SUFFIX):
+            bench = key.removeprefix("eval_").removesuffix(suffix)
+            if key.startswith("eval_") and key.endswith(suffix) and f"eval_{bench}" in fields:
+                found[bench] = fields[f"eval_{bench}"]
+    return found
+
+
+def eval_record(logs: dict[str, Any], reward_values: tuple[float, float]) -> dict[str, float]:
+    """:func:`eval_fields` plus :data:`BENCHMARK_MEAN`, the mean over benchmarks of their accuracy."""
+    fields = eval_fields(logs, reward_values)
+    accuracies = list(bench_accuracies(fields).values())
+    if accuracies:
+        fields[BENCHMARK_MEAN] = sum(accuracies) / len(accuracies)
     return fields
 
 

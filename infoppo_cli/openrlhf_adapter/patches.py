@@ -40,7 +40,7 @@ KINDS = (
 _ACTOR = "openrlhf.trainer.ray.ppo_actor"
 _CRITIC = "openrlhf.trainer.ray.ppo_critic"
 _GENERATOR = "openrlhf.trainer.ppo_utils.samples_generator.SamplesGenerator"
-_ROLLOUT = "openrlhf.trainer.ray.vllm_engine.RolloutRayActor"
+_ENGINES = "openrlhf.trainer.ray.vllm_engine"
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,9 @@ PATCHES: tuple[Patch, ...] = (
         INSTANCE_ATTRIBUTE,
         (f"{_GENERATOR}.generate_samples",),
         ("openrlhf_adapter/full_batches.py",),
-        "every RL step trains a full rollout batch: a short batch at the end of a pass is held and "
-        "completed by the next pass, as verl does",
+        "every RL step trains a full rollout batch drawn by the current policy, as verl does: a short "
+        "batch at the end of a pass is held and completed by the next pass, the draw's surplus dropped "
+        "(discarded_stale_groups) unless the method keeps it (keep_stale_surplus)",
         "a_short_batch_ends_the_pass",
         "trainer",
     ),
@@ -199,56 +200,51 @@ PATCHES: tuple[Patch, ...] = (
     # ------------------------------------------------------------------ a CPU run (--device cpu)
     Patch(
         STAND_IN_MODULE,
-        (
-            "vllm",
-            "vllm.inputs",
-            "vllm.utils",
-            "vllm.distributed",
-            "vllm.distributed.utils",
-            "vllm.distributed.device_communicators",
-            "vllm.distributed.device_communicators.pynccl",
-        ),
+        ("flash_attn_2_cuda", "flash_attn.ops.triton.cross_entropy"),
         ("openrlhf_adapter/cpu/stand_ins.py",),
-        "vLLM ships CUDA wheels only and OpenRLHF imports it at module level: where it is missing, modules "
-        "with the names those imports read (engine classes refuse to be built)",
-        "openrlhf_imports_from_vllm_what_the_stand_ins_hold",
-        "every process of a CPU run (Ray's setup hook) and the tests, where vLLM is missing",
-    ),
-    Patch(
-        STAND_IN_MODULE,
-        ("flash_attn_2_cuda",),
-        ("openrlhf_adapter/cpu/stand_ins.py",),
-        "flash-attn's Python part imports its CUDA extension, which needs nvcc to build; OpenRLHF's ring "
-        "attention imports flash-attn at module level",
+        "flash-attn's Python part imports its CUDA extension, which needs nvcc to build, and OpenRLHF's "
+        "ring attention imports flash-attn at module level: an empty extension; flash-attn's Triton "
+        "cross-entropy (CUDA only; Triton comes with vLLM's CPU build) is blocked, so that OpenRLHF's "
+        "log-probs take their torch fallback",
         "ring_attention_imports_flash_attn_when_loaded",
         "every process of a CPU run and the tests, where the extension is missing",
     ),
     Patch(
         MODULE_ATTRIBUTE,
-        ("openrlhf.trainer.ray.create_vllm_engines",),
-        ("openrlhf_adapter/cpu/workers.py",),
-        "CPU run: transformers rollout engines with create_vllm_engines' signature, where vLLM cannot be "
-        "installed",
-        "train_ppo_ray_reads_the_rebound_names",
+        (f"{_ENGINES}.placement_group", f"{_ENGINES}.RolloutRayActor"),
+        ("openrlhf_adapter/cpu/rollout.py",),
+        "CPU run: upstream's create_vllm_engines places its engines on CPU bundles (it asks for a GPU "
+        "per bundle and per engine) and builds upstream's engine, whose __init__ first sets vLLM's CPU "
+        "backend up (KV cache, threads) and names the worker extension that receives weights on the CPU",
+        "the_engines_are_placed_through_two_module_names",
         "driver, CPU runs",
     ),
     Patch(
+        MODULE_ATTRIBUTE,
+        (f"{_ACTOR}.stateless_init_process_group",),
+        ("openrlhf_adapter/cpu/workers.py",),
+        "CPU run: the actor opens the weight-sync group to the engines over gloo (upstream opens an NCCL "
+        "communicator), apart from DeepSpeed's default group",
+        "the_weight_sync_group_is_opened_by_name",
+        "CPU actor workers",
+    ),
+    Patch(
+        MODULE_ATTRIBUTE,
+        ("openrlhf.utils.distributed_util.stateless_init_process_group",),
+        ("openrlhf_adapter/cpu/weight_sync.py",),
+        "CPU run: the engine's vLLM worker joins the weight-sync group over gloo, apart from vLLM's own "
+        "default group",
+        "the_weight_sync_group_is_opened_by_name",
+        "CPU rollout engines' vLLM workers",
+    ),
+    Patch(
         REPLACED_METHOD,
-        (
-            f"{_ROLLOUT}.__init__",
-            f"{_ROLLOUT}.generate",
-            f"{_ROLLOUT}.get_num_unfinished_requests",
-            f"{_ROLLOUT}.sleep",
-            f"{_ROLLOUT}.wake_up",
-            f"{_ROLLOUT}.reset_prefix_cache",
-            f"{_ROLLOUT}.init_process_group",
-            f"{_ROLLOUT}.update_weight",
-        ),
-        ("openrlhf_adapter/cpu/rollout.py",),
-        "CPU run: the engine generates with transformers (upstream's generate_responses and agent executor "
-        "run unchanged on it) and receives weights through Ray's object store, never over NCCL",
-        "rollouts_reach_an_engine_through_generate_responses",
-        "CPU rollout engines",
+        ("openrlhf.trainer.ray.vllm_worker_wrap.WorkerWrap.update_weight",),
+        ("openrlhf_adapter/cpu/weight_sync.py",),
+        "CPU run: the engine receives each broadcast parameter into a buffer on its own device "
+        "(upstream allocates it on cuda), then loads it with vLLM's load_weights as upstream does",
+        "the_weight_sync_group_is_opened_by_name",
+        "CPU rollout engines' vLLM workers",
     ),
     Patch(
         MODULE_ATTRIBUTE,
@@ -267,15 +263,6 @@ PATCHES: tuple[Patch, ...] = (
         "driver, CPU runs",
     ),
     Patch(
-        REPLACED_METHOD,
-        (f"{_ACTOR}.PolicyModelActor.broadcast_to_vllm",),
-        ("openrlhf_adapter/cpu/workers.py",),
-        "CPU run: the trained weights reach the rollout engines through Ray's object store; upstream's "
-        "trainer is set up without the engines, so that it opens no NCCL group to them",
-        "the_actor_worker_is_set_up_with_the_engines",
-        "CPU actor workers",
-    ),
-    Patch(
         MODULE_ATTRIBUTE,
         (f"{_ACTOR}.NaiveReplayBuffer", f"{_CRITIC}.NaiveReplayBuffer"),
         ("openrlhf_adapter/cpu/torch_device.py",),
@@ -290,11 +277,12 @@ PATCHES: tuple[Patch, ...] = (
             "torch.cuda.synchronize",
             "torch.cuda.empty_cache",
             "torch.cuda.set_device",
+            "torch.cuda.current_stream",
         ),
         ("openrlhf_adapter/cpu/torch_device.py",),
-        "CPU run: OpenRLHF calls these torch.cuda functions itself in its workers, strategy and replay "
-        "buffer; current_device answers the CPU, the others do nothing",
-        "the_cpu_workers_call_four_torch_cuda_functions",
+        "CPU run: OpenRLHF calls these torch.cuda functions itself in its workers, strategy, replay "
+        "buffer and weight sync; current_device answers the CPU, the others do nothing",
+        "the_cpu_workers_call_five_torch_cuda_functions",
         "CPU workers",
     ),
     Patch(

@@ -93,6 +93,9 @@ class InfoSettings(Components):
     device: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU accelerator and
       infoppo's CPU rollout engine in vLLM's place; ``openrlhf_adapter/cpu``).
     keep_ray_logs: keep an embedded Ray's session folder in the run directory (``ray-logs``).
+    keep_stale_surplus: train the groups generated beyond a step's batch at the next step, one policy
+      update stale and uncorrected, instead of dropping them as verl does (``full_batches.py``; a
+      method's ``[NAME.infotime]`` asks for it; each step logs ``stale_groups_trained``).
     """
 
     method: str = ""
@@ -109,6 +112,7 @@ class InfoSettings(Components):
     ray_address: str | None = None
     device: str = "cuda"
     keep_ray_logs: bool = False
+    keep_stale_surplus: bool = False
 
     def __post_init__(self) -> None:
         missing = [name for name in self.needed_settings() if getattr(self, name) is None]

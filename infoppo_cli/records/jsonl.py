@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records.text import NestedTooDeeply, loads
 
 T = TypeVar("T")
 
@@ -52,9 +53,10 @@ def parse_line(number: int, raw: bytes) -> JsonlLine:
     if number == 1 and raw.startswith(UTF8_BOM):
         raw = raw[len(UTF8_BOM) :]
     try:
-        value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        return JsonlLine(number, None, f"not valid JSON ({exc.__class__.__name__})", torn=cut_short)
+        value = loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = exc if isinstance(exc, NestedTooDeeply) else exc.__class__.__name__
+        return JsonlLine(number, None, f"not valid JSON ({reason})", torn=cut_short)
     if isinstance(value, dict):
         return JsonlLine(number, value)
     return JsonlLine(number, None, f"a JSON {type(value).__name__}, not an object", torn=cut_short)

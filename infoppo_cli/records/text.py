@@ -9,9 +9,12 @@ replacement character), so a graded batch is never lost to an encoding error. Py
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
+
+from infoppo_cli.errors import TOO_DEEP
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -41,10 +44,25 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+class NestedTooDeeply(json.JSONDecodeError):
+    """A JSON document nested too deeply for the parser: malformed text like any other."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP, "", 0)
+        self.args = (TOO_DEEP,)  # the message without a position: the parser gave up at no one place
+
+
+def loads(text: str | bytes) -> Any:
+    """The JSON document ``text``; malformed text, deep nesting included (:class:`NestedTooDeeply`),
+    is a ``json.JSONDecodeError``, a ``ValueError``, so each reader's one error path names the file."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestedTooDeeply from None
+
+
 def dumps(value: Any, **options: Any) -> str:
     """Standard JSON of ``value`` (see :func:`json_safe`); ``options`` go to ``json.dumps``."""
-    import json
-
     return json.dumps(json_safe(value), allow_nan=False, **options)
 
 

@@ -76,17 +76,47 @@ class Health:
         return value
 
 
-def settled(value: float | Stale | None) -> float | None:
-    """A table value for averaging: a :class:`Stale` one is not the run's final value, so NaN."""
+FINISHED_STATUSES = ("finished", "done")
+"""A run's status (its manifest's, or its sweep's) once it has run to its end."""
+
+
+@dataclass(frozen=True)
+class NotLastEval:
+    """An in-training accuracy that is not the run's last eval: an earlier step's, or one of a run that
+    failed, was interrupted or is still going. Shown with its step and the run's status."""
+
+    value: float
+    step: float
+    status: str | None = None
+    """The run's status when it did not finish (``failed``, ``interrupted``, ``running``)."""
+
+
+def settled(value: float | Stale | NotLastEval | None) -> float | None:
+    """A table value for averaging: a :class:`Stale` one is not the run's final value, so NaN; a
+    :class:`NotLastEval` one is its number."""
+    if isinstance(value, NotLastEval):
+        return value.value
     return math.nan if isinstance(value, Stale) else value
 
 
-def final_accuracy(run: RunData, health: Health, bench: str) -> tuple[float | Stale | None, str]:
-    """:meth:`RunData.final_accuracy`, with an in-training score from before the run broke marked."""
+def final_accuracy(
+    run: RunData, health: Health, bench: str
+) -> tuple[float | Stale | NotLastEval | None, str]:
+    """:meth:`RunData.final_accuracy`, with an in-training score from before the run broke marked, and
+    one that is not the run's last eval marked with its step (:class:`NotLastEval`)."""
     score, source = run.final_accuracy(bench)
-    if source == "training":
-        return health.mark(run.last_logged(f"eval_{bench}")), source
-    return score, source
+    if source != "training":
+        return score, source
+    logged = run.last_logged(f"eval_{bench}")
+    marked = health.mark(logged)
+    if logged is None or isinstance(marked, Stale):
+        return marked, source
+    step, value = logged
+    unfinished = run.status is not None and run.status not in FINISHED_STATUSES
+    last_step = run.steps[-1]["step"] if run.steps else step
+    if step < last_step or unfinished:
+        return NotLastEval(value, step, run.status if unfinished else None), source
+    return value, source
 
 
 def missing_steps(run: RunData, key: str) -> list[float]:

@@ -11,13 +11,13 @@ as data, never dropped: it is how a diverged run shows (see :mod:`infoppo_cli.re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records.text import loads
 from infoppo_cli.report.eval_dirs import eval_identity
 from infoppo_cli.rundir import (
     EVAL_DIR,
@@ -131,6 +131,12 @@ def read_metrics_jsonl(path: Path, notes: list[str], label: str) -> list[dict[st
             f"{label}: skipped {len(log.malformed_lines)} malformed line(s) of {path} "
             f"(line {_line_list(log.malformed_lines)})"
         )
+    if log.invalid_lines:
+        shown = "; ".join(f"line {number}: {why}" for number, why in log.invalid_lines[:5])
+        more = f"; and {len(log.invalid_lines) - 5} more" if len(log.invalid_lines) > 5 else ""
+        notes.append(
+            f"{label}: skipped {len(log.invalid_lines)} line(s) of {path} with invalid values ({shown}{more})"
+        )
     if log.stepless_lines:
         notes.append(
             f"{label}: {len(log.stepless_lines)} line(s) of {path} have no integer 'step' "
@@ -185,13 +191,14 @@ def method_settings(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
-    """Fill the run's method, model and seed from its manifest (``config.method``, ``config.model``,
-    ``seed``) where the sweep did not say; a malformed manifest is a warning with the reader's line."""
+    """Fill the run's method, model, seed and status from its manifest (``config.method``,
+    ``config.model``, ``seed``, ``status``) where the sweep did not say; a malformed manifest is a
+    warning with the reader's line."""
     try:
         manifest = read_manifest(RunDir(run.path))
         if manifest is None:
             return
-        method, model, seed = manifest.method, manifest.model, manifest.seed
+        method, model, seed, status = manifest.method, manifest.model, manifest.seed, manifest.status
         settings = method_settings(manifest.config)
         run.run_name = manifest.get("config", "request", "run_name", kind=str) or run.run_name
     except UsageError as exc:
@@ -200,6 +207,7 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
     run.parameters = {**settings, **run.parameters}  # what a sweep says of its point wins
     run.method = run.method or method
     run.model = run.model or model
+    run.status = run.status or status
     if run.seed is None and seed is not None:
         run.seed = seed
 
@@ -248,7 +256,7 @@ def read_eval_dir(path: Path, notes: list[str], known: dict[str, Any]) -> RunDat
 def read_sweep(path: Path, notes: list[str]) -> tuple[str, list[RunData]]:
     """The runs of a sweep directory, labelled with their value, arm, seed and parameters."""
     try:
-        sweep = json.loads((path / SWEEP_FILE).read_text(encoding="utf-8"))
+        sweep = loads((path / SWEEP_FILE).read_text(encoding="utf-8"))
         kind, records = sweep["kind"], sweep["runs"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read {path / SWEEP_FILE}: {exc}") from None

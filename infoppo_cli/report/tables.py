@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN as TRAINER_BENCHMARK_MEAN
-from infoppo_cli.report.health import Health, Healths, Stale, final_accuracy, health_of, settled
+from infoppo_cli.openrlhf_adapter.metrics_log import LEGACY_REWARD_MEAN_SUFFIX, REWARD_MEAN_SUFFIX
+from infoppo_cli.report.health import (
+    Health,
+    Healths,
+    NotLastEval,
+    Stale,
+    final_accuracy,
+    health_of,
+    settled,
+)
 from infoppo_cli.report.runs import RunData
 
 PAPER_BENCHES = ("aime24", "aime25")
@@ -43,10 +52,10 @@ before it was an accuracy): not a benchmark itself."""
 def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = None) -> list[str]:
     """Benchmarks with any accuracy, AIME24 and AIME25 (InfoPPO's main figures) first.
 
-    metrics.jsonl holds OpenRLHF's own eval keys too (``eval_<ds>_pass1`` as a fraction,
-    ``eval_<ds>_truncated_rate``, ``eval_num_samples`` ...) and the trainer's ``eval_mean_over_benches``;
-    ``eval_<X>`` counts as an accuracy in percent when X is a benchmark of the registry (with
-    ``benches_file``'s) or OpenRLHF logged ``eval_<X>_pass1`` beside it.
+    metrics.jsonl holds other eval keys too (``eval_<ds>_reward_mean``, the mean reward, which runs
+    before it called ``eval_<ds>_pass1``; ``eval_<ds>_truncated_rate``, ``eval_num_samples`` ...) and the
+    trainer's mean over benchmarks; ``eval_<X>`` counts as an accuracy in percent when X is a benchmark
+    of the registry (with ``benches_file``'s) or the trainer logged X's mean reward beside it.
     """
     from infoppo_cli.eval.benchmarks import bench_names
 
@@ -55,7 +64,8 @@ def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = N
         key[len("eval_") :] for run in runs for row in run.steps for key in row if key.startswith("eval_")
     }
     found = {bench for run in runs for bench in run.eval_benches}
-    found |= {name for name in logged if name in known or f"{name}_pass1" in logged}
+    rewards = (REWARD_MEAN_SUFFIX, LEGACY_REWARD_MEAN_SUFFIX)
+    found |= {name for name in logged if name in known or any(f"{name}{end}" in logged for end in rewards)}
     found -= set(BENCHMARK_MEANS)
     return [*(b for b in PAPER_BENCHES if b in found), *sorted(found - set(PAPER_BENCHES))]
 
@@ -125,6 +135,9 @@ def cell_text(value: Any) -> str:
         return "-"
     if isinstance(value, Stale):
         return f"{cell_text(value.value)} (step {value.step:g})"
+    if isinstance(value, NotLastEval):
+        status = f"; run {value.status}" if value.status else ""
+        return f"{cell_text(value.value)} (step {value.step:g}{status})"
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -146,7 +159,7 @@ def _significant(value: float) -> str:
 def csv_cell(value: Any) -> Any:
     """A CSV cell: full precision, ``nan``/``inf``/``-inf`` for non-finite values (as NumPy and pandas read
     them), a :class:`Stale` value's number, empty for missing."""
-    if isinstance(value, Stale):
+    if isinstance(value, Stale | NotLastEval):
         value = value.value
     if value is None:
         return ""

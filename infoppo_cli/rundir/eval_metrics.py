@@ -18,14 +18,13 @@ object with a ``benches`` object, is :class:`UnreadableEvalMetrics`, whose text 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
-from infoppo_cli.records.text import json_file_text
+from infoppo_cli.records.text import json_file_text, loads
 from infoppo_cli.rundir.layout import EVAL_METRICS_FILE
 
 
@@ -52,7 +51,7 @@ def read_eval_metrics(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UnreadableEvalMetrics(str(exc)) from None
     if not isinstance(document, dict) or not isinstance(document.get("benches"), dict):

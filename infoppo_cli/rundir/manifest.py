@@ -23,6 +23,7 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_bytes, atomic_write_json
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
+from infoppo_cli.records.text import loads
 from infoppo_cli.rundir.layout import RunDir, run_of_model
 
 _KINDS = {str: "a string", int: "an integer", dict: "an object"}
@@ -138,7 +139,7 @@ def read_manifest(run: RunDir | str | os.PathLike[str]) -> Manifest | None:
     if not path.exists():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{path} is not a readable manifest ({exc})") from None
     manifest = Manifest(path, record if isinstance(record, dict) else {})

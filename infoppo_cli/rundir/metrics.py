@@ -5,16 +5,18 @@ Schema: every line is one JSON object with an integer ``step`` (the training ste
 numbers only otherwise: the per-step diagnostics under the names listed in
 ``infoppo_cli.openrlhf_adapter.metrics_log.STEP_METRICS`` (``reward_mean``, ``rho_mean``,
 ``info_discount_mean``, ``clip_upper_mean``, ...), any other numeric entry of OpenRLHF's per-step status
-under its own name, and on steps with in-training evaluation ``eval_<bench>_pass1`` (a fraction) and
-``eval_<bench>`` (mean accuracy in percent). A metric that is not finite is data (a diverged run) and is
-kept: standard JSON has no NaN, so it is written as the string ``"NaN"``, ``"Infinity"`` or
-``"-Infinity"`` (:func:`metrics_line`); readers also take the bare ``NaN``/``Infinity`` that Python's
-``json`` writes by default, and ``null``, as not finite (:func:`metric_number`). The trainer appends the
-lines to an append-only log (:mod:`infoppo_cli.records.jsonl`: fsynced, one torn-line policy); after a
-``--resume`` a step can appear twice, and the later line wins field by field. A torn last line (a crash
-mid-write) or a damaged line is skipped and counted; a line without ``step`` takes its line number as the
-step (and is counted, so a reader can say so).
-"""
+under its own name, and on steps with in-training evaluation ``eval_<bench>`` (Mean@k accuracy in
+percent), ``eval_<bench>_reward_mean`` (the mean reward; runs before it logged OpenRLHF's name,
+``eval_<bench>_pass1``) and ``eval_<bench>_pass_at_<k>_pct`` (pass@k in percent). A metric that is not
+finite is data (a diverged run) and is kept: standard JSON has no NaN, so it is written as the string
+``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (:func:`metrics_line`); readers also take the bare
+``NaN``/``Infinity`` that Python's ``json`` writes by default, and ``null``, as not finite
+(:func:`metric_number`). The trainer appends the lines to an append-only log
+(:mod:`infoppo_cli.records.jsonl`: fsynced, one torn-line policy); after a ``--resume`` a step can appear
+twice, and the later line wins field by field. A torn last line (a crash mid-write) or a damaged line is
+skipped and counted; so is a line with a value outside the schema (a negative ``step``, a metric that is
+text or a list), never read as a step, with why; a line without ``step`` takes its line number as the step
+(and is counted, so a reader can say so)."""
 
 from __future__ import annotations
 
@@ -61,6 +63,22 @@ class MetricsLog:
     """Line numbers that are not JSON objects (a torn last line after a crash, for one)."""
     stepless_lines: list[int] = field(default_factory=list)
     """Line numbers without an integer ``step``: their line number was used as the step."""
+    invalid_lines: list[tuple[int, str]] = field(default_factory=list)
+    """Lines skipped for a value no step has (a negative ``step``, a metric that is not a number), each
+    with why (:func:`invalid_value`)."""
+
+
+def invalid_value(record: Mapping[str, Any]) -> str | None:
+    """Why a step record cannot be plotted (``step -5 is negative``, ``reward_mean "high" is not a
+    number``), or ``None`` when every value fits the schema (see the module)."""
+    step = record.get("step")
+    if isinstance(step, int) and not isinstance(step, bool) and step < 0:
+        return f"step {step} is negative"
+    for key, value in record.items():
+        if key != "step" and metric_number(value) is None:
+            shown = json.dumps(value)
+            return f"{key} {shown if len(shown) <= 40 else shown[:37] + '...'} is not a number"
+    return None
 
 
 def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
@@ -72,6 +90,10 @@ def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
             log.malformed_lines.append(line.number)
             continue
         record = line.record
+        why = invalid_value(record)
+        if why is not None:
+            log.invalid_lines.append((line.number, why))
+            continue
         step = record.get("step")
         if isinstance(step, bool) or not isinstance(step, int):
             log.stepless_lines.append(line.number)

@@ -230,6 +230,7 @@ class SweepPlan:
         if not self.eval_benches:
             return None
         run_dir = RunDir(self.run_dir(point))
+        benches_file = self.train_options.get("benches_file")  # where the benchmarks' own names live
         return [
             "infoppo",
             "eval",
@@ -240,6 +241,7 @@ class SweepPlan:
             "--out",
             str(run_dir.eval),
             *(["--max-tokens", str(self.eval_max_tokens)] if self.eval_max_tokens else []),
+            *(["--benches-file", str(benches_file)] if benches_file else []),
         ]
 
     def phases(self, point: GridPoint) -> list[tuple[str, list[str]]]:
@@ -322,13 +324,15 @@ def long_sweep_warning(plan: SweepPlan, parallel: int) -> str | None:
     )
 
 
-def parse_eval_benches(raw: str | None) -> tuple[str, ...]:
-    """The benchmarks of ``--eval-bench aime24,aime25`` (or ``all``), checked against the registry."""
-    from infoppo_cli.eval.benchmarks import resolve_bench_names
+def parse_eval_benches(raw: str | None, benches_file: str | None = None) -> tuple[str, ...]:
+    """The benchmarks of ``--final-eval-bench`` as ``eval --bench`` items (``aime24``, ``mine=/abs/f.jsonl``),
+    parsed by the parser every benchmark option shares (names, ``NAME=FILE``, ``all``, ``none``)."""
+    from infoppo_cli.eval.benchmarks import parse_selection, selection_text
 
     if raw is None:
         return ()
-    return tuple(resolve_bench_names(raw))
+    chosen = parse_selection(raw, benches_file, option="--final-eval-bench")
+    return tuple(selection_text({name: file}) for name, file in chosen.items())
 
 
 def preset_response_length(name: str) -> int:

@@ -20,6 +20,7 @@ from typing import IO, Any, Protocol
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.rundir import RunDir
+from infoppo_cli.rundir.lock import lock_holder
 from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.kinds import RAY_JOB_ADDRESS
 from infoppo_cli.sweep.liveness import process_runs_in
@@ -132,8 +133,16 @@ def refuse_other_launchers_job(run: RunRecord, phase: PhaseRecord, launcher: str
 
 
 def refuse_live_local_process(run: RunRecord, phase: PhaseRecord) -> None:
+    """A phase's process of an earlier sweep that still runs: by its recorded pid, or by the run
+    directory's lock, which its ``infoppo train`` holds while it lives (``rundir/lock.py``)."""
     if phase.pid is not None and process_runs_in(phase.pid, run.output_dir):
         raise UsageError(
             f"run {run.name} is still running as process {phase.pid} from an earlier sweep; "
             f"wait for it or stop it (kill {phase.pid}), then re-run"
+        )
+    holder = lock_holder(Path(run.output_dir))
+    if holder is not None:
+        raise UsageError(
+            f"run {run.name} is still running ({holder} holds {run.output_dir}); wait for it or stop it, "
+            "then re-run"
         )

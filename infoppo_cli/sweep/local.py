@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from infoppo_cli.errors import EnvironmentProblem
+from infoppo_cli.openrlhf_adapter.lifeline import start_owned
 from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.launcher import (
     EXECUTABLE_ENV,
@@ -44,13 +45,13 @@ class LocalLauncher:
         log_file.write(log_header(run, phase, argv).encode())
         log_file.flush()
         try:
-            # Its own session: Ctrl-C reaches the sweep, which then stops the child deliberately.
-            process = subprocess.Popen(
+            # Its own session: Ctrl-C reaches the sweep, which then stops the child deliberately;
+            # and the child stops when the sweep dies, however it dies (lifeline.py).
+            process = start_owned(
                 [*self.executable, *argv[1:]],
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,
             )
         except OSError as exc:
             log_file.close()

@@ -77,8 +77,9 @@ class SweepRequest:
     )
     final_eval_bench: str | None = option(
         None,
-        "After training, run `infoppo eval` on RUN/final with these benchmarks, e.g. aime24,aime25. (The "
-        "sweep's --eval-bench before; --eval-bench is train's, every run's in-training eval.)",
+        "After training, run `infoppo eval` on RUN/final with these benchmarks, in eval --bench's forms: "
+        "names (e.g. aime24,aime25), NAME=FILE, all, or none. (The sweep's --eval-bench before; "
+        "--eval-bench is train's, every run's in-training eval.)",
         default_text="",
     )
     older_eval_bench: str | None = option(
@@ -137,7 +138,7 @@ class SweepRequest:
             values=self.values,
             time=self.time,
             seeds=self.seeds,
-            eval_benches=parse_eval_benches(self.final_eval_bench),
+            eval_benches=parse_eval_benches(self.final_eval_bench, train_options.get("benches_file")),
             train_options=train_options,
             run_name_prefix=self.run_name_prefix,
         )

@@ -9,7 +9,6 @@ and running ones are left for the runner to re-attach (a Ray job) or mark interr
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import secrets
 import shlex
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
+from infoppo_cli.records.text import loads
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.records import PhaseRecord, RunRecord
 from infoppo_cli.sweep.relocate import left_running, reroot_document
@@ -74,8 +74,8 @@ class SweepState:
         if path.exists() and not path.is_file():
             raise UsageError(f"cannot read sweep state {path}: it is not a regular file")
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            document = loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise UsageError(f"cannot read sweep state {path}: {exc}") from None
         problem = shape_problem(document, SCHEMA_VERSION, STATUSES)
         if problem:

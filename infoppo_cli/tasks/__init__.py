@@ -6,6 +6,23 @@ benchmark file), building it first when the cache has no good copy of its recipe
 """
 
 from infoppo_cli.tasks.build import TaskRecipe
-from infoppo_cli.tasks.cache import TaskFiles, cache_root, ensure_task, task_dir, verify_task
+from infoppo_cli.tasks.cache import (
+    TaskFiles,
+    cache_root,
+    cached_task,
+    ensure_task,
+    planned_task,
+    task_dir,
+    verify_task,
+)
 
-__all__ = ["TaskFiles", "TaskRecipe", "cache_root", "ensure_task", "task_dir", "verify_task"]
+__all__ = [
+    "TaskFiles",
+    "TaskRecipe",
+    "cache_root",
+    "cached_task",
+    "ensure_task",
+    "planned_task",
+    "task_dir",
+    "verify_task",
+]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import socket
@@ -27,6 +26,7 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_json, fsync_directory
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
+from infoppo_cli.records.text import loads
 from infoppo_cli.tasks.build import (
     HELDOUT_FILE,
     MODEL_DIR,
@@ -77,6 +77,17 @@ def cache_root() -> Path:
 def task_dir(recipe: TaskRecipe, root: Path | None = None) -> Path:
     """Where ``recipe``'s task lives (whether or not it is built yet)."""
     return (root or cache_root()) / "tasks" / f"{recipe.name}-{recipe.recipe_id()}"
+
+
+def cached_task(recipe: TaskRecipe, root: Path | None = None) -> TaskFiles | None:
+    """The verified copy of ``recipe``'s task in the cache, or ``None``; never builds (a dry run)."""
+    return _verified(task_dir(recipe, root), recipe.recipe_id())
+
+
+def planned_task(recipe: TaskRecipe, root: Path | None = None) -> TaskFiles:
+    """Where ``recipe``'s task will be once :func:`ensure_task` has built it (its files need not exist):
+    what a dry run plans with before the first real run builds it."""
+    return _files(task_dir(recipe, root), recipe.recipe_id())
 
 
 def ensure_task(
@@ -147,7 +158,7 @@ def file_sha256(path: Path, sync: bool = False) -> str:
 
 def _read_manifest(directory: Path) -> dict[str, Any] | None:
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        manifest = loads((directory / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) else None
@@ -157,15 +168,24 @@ def _verified(directory: Path, recipe_id: str) -> TaskFiles | None:
     if not directory.is_dir() or verify_task(directory, recipe_id) is not None:
         return None
     manifest = _read_manifest(directory) or {}
+    return replace(
+        _files(directory, recipe_id),
+        build_seconds=float(manifest.get("build_seconds", 0.0)),
+        warm_start=dict(manifest.get("warm_start", {})),
+    )
+
+
+def _files(directory: Path, recipe_id: str) -> TaskFiles:
+    """The paths of a task in ``directory``, whether or not it is built yet."""
     return TaskFiles(
         directory=directory,
         model_dir=directory / MODEL_DIR,
         train_file=directory / TRAIN_FILE,
         heldout_file=directory / HELDOUT_FILE,
         recipe_id=recipe_id,
-        build_seconds=float(manifest.get("build_seconds", 0.0)),
+        build_seconds=0.0,
         built_now=False,
-        warm_start=dict(manifest.get("warm_start", {})),
+        warm_start={},
     )
 
 

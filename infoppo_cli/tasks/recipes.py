@@ -22,6 +22,10 @@ TASK_RECIPES: dict[str, TaskRecipe] = {
     ),
 }
 
+BUILD_MINUTES = {"arithmetic": 2, "chain": 20}
+"""About how long each task's first build takes (measured on a 2-core CPU; the warm start is most of
+it): what a dry run says of a task that is not built yet."""
+
 
 def task_recipe(name: str) -> TaskRecipe:
     """The recipe of the built-in task ``name``; an unknown name is refused with the known ones."""

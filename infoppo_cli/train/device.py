@@ -1,7 +1,7 @@
 """Where a run trains: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU
-accelerator and infoppo's CPU rollout engine, ``openrlhf_adapter/cpu``). A CPU run is for tiny models:
-a plan that would not fit this machine's memory, take hours per step, or ask for more training workers
-than cores is refused before anything starts."""
+accelerator and OpenRLHF's vLLM engines on vLLM's CPU build, ``openrlhf_adapter/cpu``). A CPU run is for
+tiny models: a plan that would not fit this machine's memory, take hours per step, or ask for more
+training workers than cores is refused before anything starts."""
 
 from __future__ import annotations
 
@@ -19,10 +19,22 @@ CPU_INCOMPATIBLE = {
     "ds.packing_samples": "packing needs flash-attn's CUDA kernels",
     "train.dynamic_batch_enable": "dynamic batching packs samples (flash-attn's CUDA kernels)",
     "train.colocate_all": "the hybrid engine shares GPUs between vLLM and DeepSpeed",
-    "vllm.enable_sleep": "vLLM's sleep mode needs vLLM",
+    "vllm.enable_sleep": "vLLM's sleep mode needs CUDA",
+    "vllm.sync_with_ray": "Ray's gloo collective cannot open a group beside DeepSpeed's and vLLM's own",
     "ds.enable_sleep": "DeepSpeed's offload between phases needs CUDA",
     "ds.adam_offload": "DeepSpeed's CPU Adam offload is for GPU runs",
 }
+
+CPU_ENGINE_FLAGS: dict[str, Any] = {
+    "vllm.sync_backend": "gloo",  # the weight sync over gloo (openrlhf_adapter/cpu/weight_sync.py)
+    "vllm.enforce_eager": True,  # no graph capture: a CUDA feature, and minutes of compiling on a CPU
+}
+"""The OpenRLHF flags a CPU run's vLLM engines need, set by the plan and not overridable."""
+
+
+def device_flags(device: str) -> dict[str, Any]:
+    """The OpenRLHF flags ``device`` sets on every run."""
+    return dict(CPU_ENGINE_FLAGS) if device == "cpu" else {}
 
 
 @dataclass(frozen=True)
@@ -55,9 +67,12 @@ def _total_memory() -> float:
     return float(psutil.virtual_memory().total)
 
 
-def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCost | None:
+def check_device(
+    device: str, flags: dict[str, Any], with_critic: bool, params: float | None = None
+) -> CpuCost | None:
     """Refuse a CPU run this machine cannot hold or finish (one line, with the estimate), and the flags
-    a CPU run cannot honour; returns the estimate for the plan."""
+    a CPU run cannot honour; returns the estimate for the plan (``params``: the model's size when its
+    directory cannot tell it yet, a task a dry run did not build)."""
     if device != "cpu":
         return None
     from infoppo_cli.openrlhf_adapter.checkpoints import model_parameters
@@ -65,6 +80,9 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
     for flag, why in CPU_INCOMPATIBLE.items():
         if flags.get(flag):
             raise UsageError(f"--device cpu cannot run with {flag}: {why}; drop it (--set {flag}=false)")
+    for flag, needed in CPU_ENGINE_FLAGS.items():
+        if flags.get(flag) != needed:
+            raise UsageError(f"--device cpu runs its vLLM engines with {flag}={needed}; drop --set {flag}")
     if int(flags.get("ds.ring_attn_size", 1)) > 1:
         raise UsageError(
             "--device cpu cannot run ring attention (ds.ring_attn_size > 1): it needs flash-attn"
@@ -74,7 +92,7 @@ def check_device(device: str, flags: dict[str, Any], with_critic: bool) -> CpuCo
             "--device cpu needs --set ds.attn_implementation=sdpa (flash-attn has no CPU kernels)"
         )
     model = str(flags["actor.model_name_or_path"])
-    params = model_parameters(model)
+    params = model_parameters(model) if params is None else params
     if params is None:
         raise UsageError(f"--device cpu: cannot tell the size of {model}; CPU runs are for tiny local models")
     cost = cpu_cost(params, flags, with_critic)

@@ -78,7 +78,7 @@ def eval_plan(
         benches_file = str(Path(benches_file).expanduser().resolve())
     text = ",".join(DEFAULT_BENCHES) if selection is None else selection.strip()
     benches: dict[str, str | None] = {}
-    if text.lower() not in ("", "none", "off"):
+    if text:  # "none" (and "off") parse to no benchmark, as for every benchmark option
         benches = parse_selection(text, benches_file, option="--eval-bench")
     return EvalPlan(benches, every or DEFAULT_EVERY, samples or DEFAULT_SAMPLES, benches_file)
 

@@ -76,7 +76,7 @@ def run_length(flags: dict[str, Any], steps: int, rows: int) -> RunLength:
 
     Refuses (one line) a run that could never update the model: no steps, or an RL step that makes
     no optimizer step (OpenRLHF's ``max_steps`` would be 0). Data of fewer prompts than one RL step is
-    fine: a batch left short at the end of a pass is completed from the next (``full_batches``).
+    fine: a batch left short at the end of a pass is completed from the next (:func:`passes_for`).
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UsageError(f"--steps must be an integer >= 1, got {steps!r}")
@@ -92,8 +92,17 @@ def run_length(flags: dict[str, Any], steps: int, rows: int) -> RunLength:
             f"{train_batch}): OpenRLHF would never update the model"
         )
     filtering = bool(flags.get("algo.dynamic_filtering_enable"))
-    wanted = steps * batch * (FILTER_HEADROOM if filtering else 1)
-    return RunLength(steps, prompts, batch, batch * n, per_step, math.ceil(wanted / prompts), filtering)
+    passes = passes_for(steps, batch * (FILTER_HEADROOM if filtering else 1), prompts)
+    return RunLength(steps, prompts, batch, batch * n, per_step, passes, filtering)
+
+
+def passes_for(steps: int, batch: int, prompts: int) -> int:
+    """Passes over ``prompts`` that fill ``steps`` batches of ``batch`` prompts (``full_batches``): a
+    batch left short at the end of a pass is completed by the next pass's first draw, whose surplus is
+    dropped, so each pass fills ``prompts // batch`` batches; data smaller than a batch fills one batch
+    every ``ceil(batch / prompts)`` passes."""
+    per_pass = prompts // batch
+    return math.ceil(steps / per_pass) if per_pass else steps * math.ceil(batch / prompts)
 
 
 def eval_steps(steps: int, every: int | None, before: bool) -> list[int]:

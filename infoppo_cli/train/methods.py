@@ -47,6 +47,7 @@ class InfotimeTable(BaseModel):
     norm: Literal[tuple(NORMS)] | None = None
     top_entropy_frac: float | None = None
     overlong_buffer_frac: float | None = Field(default=None, gt=0.0, lt=1.0)
+    keep_stale_surplus: bool | None = None
 
     @field_validator("eps_low_info", "eps_high_info", "top_entropy_frac")
     @classmethod

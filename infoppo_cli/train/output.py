@@ -23,6 +23,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO
 
+from infoppo_cli.atomic import disk_full_message, is_disk_full
 from infoppo_cli.openrlhf_adapter.flags import REDACTED, SECRET_FLAGS
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.train.progress import RunClock, log_line, parse_event
@@ -33,6 +34,8 @@ ADDRESSED = re.compile(r"\binfoppo(?: \w+)?: ")
 TAIL_LINES = 25
 """The run's last lines of output shown when it fails."""
 WORD = re.compile(r"[A-Za-z0-9]")
+NO_SPACE = re.compile(r"\[Errno (?:28|122)\][^'\n]*?(?:: '(?P<path>[^']+)')?$|No space left on device")
+"""A line of a write that found its device full (ENOSPC, or EDQUOT), with the path when it names one."""
 
 
 class Watcher(Protocol):
@@ -87,8 +90,13 @@ class TrainOutput:
         watcher: Watcher | None = None,
         verbose: bool = False,
         secrets: list[str] | None = None,
+        disk_needed: float | None = None,
     ) -> None:
         self.log_path = Path(log_path)
+        self.disk_needed = disk_needed
+        """The plan's peak disk use of the run (``checkpoints.run_disk_bytes``), for a full disk's line."""
+        self.log_failure: OSError | None = None
+        """Why ``train.log`` could not be written (a full disk): the run goes on, its last lines kept."""
         self.secrets = [secret for secret in secrets or [] if secret]
         self.watcher = watcher or PrintWatcher()
         self.verbose = verbose
@@ -105,7 +113,10 @@ class TrainOutput:
 
     def __exit__(self, *exc: Any) -> None:
         if self.log is not None:
-            self.log.close()
+            try:
+                self.log.close()
+            except OSError as error:  # a line it still held could not be written
+                self.log_failure = self.log_failure or error
             self.log = None
 
     @property
@@ -126,20 +137,47 @@ class TrainOutput:
         self.write(f"--- infoppo train {status} {utc_timestamp()} (exit code {code})")
         if status != "failed":
             return
-        if not self.echo_all:
+        full = self.full_disk()  # says it all in one line: no traceback on the terminal
+        if not self.echo_all and full is None:
             self.watcher.output(f"the last lines of {self.log_path}:")
             for line in self.tail:
                 self.watcher.output(f"  {line}")
         worded = [line.strip() for line in self.tail if WORD.search(line)]
-        cause = f": {worded[-1]}" if worded else ""
+        cause = f": {full}" if full else f": {worded[-1]}" if worded else ""
         self.watcher.output(f"error: training stopped with exit code {code}{cause}")
+
+    def full_disk(self) -> str | None:
+        """What a full disk did to the run, in one sentence (the path, the space the plan expects and the
+        space free), or ``None`` when no write found its device full."""
+        failure = (
+            self.log_failure if self.log_failure is not None and is_disk_full(self.log_failure) else None
+        )
+        found, path = failure is not None, failure and (failure.filename or self.log_path)
+        for line in self.tail:
+            match = NO_SPACE.search(line)
+            if match:
+                found, path = True, match.group("path") or path
+        if not found:
+            return None
+        text = disk_full_message(path or self.log_path.parent, self.disk_needed, "the run at its peak")
+        return f"{text}; then continue it with --resume"
 
     def write(self, line: str) -> None:
         """One line into the log (onto standard output when that is the log)."""
         if self.log is not None:
-            self.log.write(line + "\n")
+            self._to_log(line)
         else:
             self.watcher.output(line)
+
+    def _to_log(self, line: str) -> None:
+        """One line into ``train.log``; once a write fails (a full disk) the log is left as it is and the
+        run goes on (its last lines are kept for the error line)."""
+        if self.log is None or self.log_failure is not None:
+            return
+        try:
+            self.log.write(line + "\n")
+        except OSError as exc:
+            self.log_failure = exc
 
     def take(self, raw: bytes | str) -> None:
         """One line of the child's output."""
@@ -153,12 +191,11 @@ class TrainOutput:
         if event is not None:
             shown = self.clock.take(event)
             if shown and self.log is not None:  # else the watcher's line lands in the log (stdout)
-                self.log.write(shown + "\n")
+                self._to_log(shown)
             self.watcher.event(event, shown, self.clock.left())
             return
         self.tail.append(line)
-        if self.log is not None:
-            self.log.write(line + "\n")
+        self._to_log(line)
         if self.echo_all or ADDRESSED.search(line):
             self.watcher.output(line)
 

@@ -19,11 +19,12 @@ from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
 from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
+from infoppo_cli.openrlhf_adapter.checkpoints import disk_space_warnings
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
 from infoppo_cli.resources import require_openrlhf
 from infoppo_cli.rundir import RunDir
-from infoppo_cli.train.builtin_task import BuildProgress, resolve_task
-from infoppo_cli.train.device import CpuCost, check_device
+from infoppo_cli.train.builtin_task import BuildProgress, UnbuiltTask, resolve_task
+from infoppo_cli.train.device import CpuCost, check_device, device_flags
 from infoppo_cli.train.eval_set import EvalPlan, eval_plan
 from infoppo_cli.train.length import RunLength, run_length
 from infoppo_cli.train.methods import Method, method
@@ -83,12 +84,15 @@ class TrainPlan:
     plans on and reports each; a real launch is refused at the first."""
     typed_command: str | None = None
     """The ``infoppo`` command as the user typed it (secrets redacted), for the manifest; set by the CLI."""
+    unbuilt_task: UnbuiltTask | None = None
+    """The preset's task, when a dry run found it not built: the first real run builds it."""
 
     @property
     def data_to_prepare(self) -> str | None:
         """The default data file when it does not exist yet (a dry run plans without it), else None."""
         path = Path(self.data)
-        return self.data if path.is_absolute() and not path.exists() else None
+        built_later = self.unbuilt_task is not None and self.unbuilt_task.holds(path)
+        return self.data if path.is_absolute() and not path.exists() and not built_later else None
 
     def openrlhf_argv(self) -> list[str]:
         """The OpenRLHF flags as command-line tokens."""
@@ -120,13 +124,6 @@ def _check_values(req: TrainRequest) -> None:
         raise UsageError(str(exc).replace("lambd ", "--lambda ").replace("gamma ", "--gamma ")) from None
     if req.norm is not None and req.norm not in NORMS:
         raise UsageError(f"unknown --norm {req.norm!r}; choose one of: {', '.join(NORMS)}")
-    for name, value in (
-        ("--nodes", req.nodes),
-        ("--gpus-per-node", req.gpus_per_node),
-        ("--steps", req.steps),
-    ):
-        if value is not None and value < 1:
-            raise UsageError(f"{name} must be >= 1, got {value}")
     if req.device is not None and req.device not in DEVICES:
         raise UsageError(f"unknown --device {req.device!r}; choose one of: {', '.join(DEVICES)}")
 
@@ -233,19 +230,26 @@ def _model_reachable(model: str, strict: bool) -> list[str]:
     return []
 
 
-def _rows(data: str, flags: dict[str, Any]) -> tuple[int, bool]:
+def _rows(data: str, flags: dict[str, Any], unbuilt: UnbuiltTask | None) -> tuple[int, bool]:
     """Prompts in the data, and whether that count is the expected one of a file not yet prepared."""
+    if unbuilt is not None and unbuilt.holds(data):
+        return unbuilt.prompts, False  # a dry run before the first real run builds the task
     if not Path(data).exists() and Path(data).suffix in (".jsonl", ".parquet"):
         return DEFAULT_DATA_ROWS, True  # a dry run before `infoppo data prep`; a real run refused it
     return count_prompts(data, str(flags.get("data.prompt_split", "train"))), False
 
 
 def _length_and_warmup(
-    chosen: Preset, flags: dict[str, Any], data: str, steps: int, overrides: dict[str, Any]
+    chosen: Preset,
+    flags: dict[str, Any],
+    data: str,
+    steps: int,
+    overrides: dict[str, Any],
+    unbuilt: UnbuiltTask | None = None,
 ) -> tuple[RunLength, WarmupPlan | None, list[str]]:
     """The run's length (``train.num_episodes`` set for it, unless ``--set`` gives it) and the actor's
     warm-up in RL steps as OpenRLHF's ratio (unless ``--set actor.lr_warmup_ratio`` gives it)."""
-    rows, expected = _rows(data, flags)
+    rows, expected = _rows(data, flags, unbuilt)
     length = run_length(flags, steps, rows)
     notes = (
         [f"{data} does not exist yet: planned with the {rows} prompts data prep writes"] if expected else []
@@ -321,8 +325,13 @@ def plan_training(
     out = Path(req.output_dir) if req.output_dir else RunDir.default(chosen.name, req.method, seed).path
     out = out.expanduser().resolve()
     gamma = req.gamma if req.gamma is not None else algo.all_openrlhf().get("algo.advantage.gamma")
-    req, task_notes = resolve_task(chosen, req, progress, gamma)  # builds a preset's task when not cached
-    data = _resolve_data(req, strict_data)
+    # a preset's task is built when not cached, but never by a dry run: it plans with the paths to be built
+    req, task_notes, unbuilt = resolve_task(chosen, req, progress, gamma, build=strict_data)
+    data = (
+        str(unbuilt.files.train_file)
+        if unbuilt and unbuilt.holds(req.data)
+        else _resolve_data(req, strict_data)
+    )
     device = req.device or chosen.device
 
     recipe = algo.all_openrlhf()
@@ -338,9 +347,11 @@ def plan_training(
     evaluation = eval_plan(req.eval_bench, every, samples, benches_file=req.benches_file)
     evaluation = replace(evaluation, before=req.eval_before)
     flags.update(evaluation.flags(out))
+    flags.update(device_flags(device))
     flags.update(overrides)
     flags["train.seed"] = seed  # one value, whichever way it was given
-    model_problems = _model_reachable(str(flags["actor.model_name_or_path"]), strict_data)
+    model = str(flags["actor.model_name_or_path"])
+    model_problems = [] if unbuilt and unbuilt.holds(model) else _model_reachable(model, strict_data)
     check_local_data(data, str(flags["data.input_key"]), str(flags["data.label_key"]))
     check_flags(flags)
     if flags.get("train.dynamic_batch_enable") and "train.max_tokens_per_gpu" not in overrides:
@@ -351,10 +362,11 @@ def plan_training(
     if evaluation.benches and "ckpt.best_metric_key" not in overrides:
         flags["ckpt.best_metric_key"] = BEST_METRIC
     steps = req.steps or chosen.steps
-    length, warmup, length_notes = _length_and_warmup(chosen, flags, data, steps, overrides)
+    length, warmup, length_notes = _length_and_warmup(chosen, flags, data, steps, overrides, unbuilt)
     if flags.get("train.async_enable"):
         raise UsageError("OpenRLHF's async mode (train.async_enable) is not supported by infoppo; drop it")
-    cpu_cost = check_device(device, flags, algo.uses_critic)
+    params = unbuilt.parameters if unbuilt and unbuilt.holds(model) else None
+    cpu_cost = check_device(device, flags, algo.uses_critic, params)
 
     infotime = _infotime_settings(algo, req, out, length, device)
     secret_env = openrlhf_flags.secrets_to_environment(flags, dict(os.environ))
@@ -362,9 +374,10 @@ def plan_training(
     plan = TrainPlan(
         req, chosen, algo, out, data, flags, infotime, length, warmup, evaluation, secret_env=secret_env
     )
-    plan.notes, plan.cpu_cost = [*notes, *length_notes], cpu_cost
+    plan.notes, plan.cpu_cost, plan.unbuilt_task = [*notes, *length_notes], cpu_cost, unbuilt
     plan.tracking_env, tracking_warnings, tracking_problems = tracking_environment(flags, out, req.wandb_mode)
-    plan.warnings = [*_warnings(steps, warmup, evaluation), *tracking_warnings]
+    disk_warnings = disk_space_warnings(flags, algo.uses_critic, out)
+    plan.warnings = [*_warnings(steps, warmup, evaluation), *disk_warnings, *tracking_warnings]
     plan.problems = [*model_problems, *tracking_problems]
     if strict_data and plan.problems:
         raise UsageError(plan.problems[0])

@@ -49,6 +49,8 @@ def launch_problems(plan: TrainPlan, benches: BenchResults | None = None) -> lis
     evaluation = plan.evaluation
     results = {} if benches is None else benches
     for name, file in (evaluation.benches if evaluation else {}).items():
+        if plan.unbuilt_task is not None and (name, file) == (plan.unbuilt_task.name, None):
+            continue  # the task's held-out problems: built by the first real run (a dry run builds none)
         key = (name, file, evaluation.benches_file if evaluation else None)
         if key not in results:
             results[key] = _bench_problem(plan, name, file)

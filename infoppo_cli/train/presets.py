@@ -11,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.resources import data_dir
-from infoppo_cli.schema import checked, file_problem, read_toml
+from infoppo_cli.schema import SAMPLES_PER_PROBLEM, checked, file_problem, read_toml
 from infoppo_cli.train.eval_set import DEFAULT_EVERY
 from infoppo_cli.train.methods import METHODS_FILE, FlagValues, checked_flags
+from infoppo_cli.train.request import RL_STEPS
 
 DEVICES = ("cuda", "cpu")
 """``cuda``: vLLM and DeepSpeed on GPUs. ``cpu``: DeepSpeed on its CPU accelerator and infoppo's CPU
@@ -83,9 +84,9 @@ class PresetFile(BaseModel):
     nodes: int = Field(ge=1)
     gpus_per_node: int = Field(ge=1)
     vllm_tensor_parallel: int = Field(ge=1)
-    steps: int = Field(ge=1)
-    eval_every: int = Field(DEFAULT_EVERY, ge=1)
-    eval_samples: int | None = Field(None, ge=1)
+    steps: int = Field(ge=RL_STEPS.least, le=RL_STEPS.most)
+    eval_every: int = Field(DEFAULT_EVERY, ge=RL_STEPS.least, le=RL_STEPS.most)
+    eval_samples: int | None = Field(None, ge=SAMPLES_PER_PROBLEM.least, le=SAMPLES_PER_PROBLEM.most)
     device: Literal[DEVICES] = "cuda"
     openrlhf: dict[str, Any] = Field(default_factory=dict)
     method_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -116,6 +116,16 @@ def eval_line(event: dict[str, Any]) -> str:
     return f"{where}: {scores or 'no accuracy logged'}  took {duration_text(event.get('seconds'))}"
 
 
+def resumed_line(done: int, steps: int | None) -> str:
+    """``resumed after step 4 of 6: 2 RL steps left`` (``done``: the step of the checkpoint loaded)."""
+    if not steps:
+        return f"resumed after step {done} (the run's length is unknown)"
+    left = steps - done
+    if left <= 0:
+        return f"resumed after step {done} of {steps}: no RL step left to train"
+    return f"resumed after step {done} of {steps}: {left} RL step{'s' if left > 1 else ''} left"
+
+
 @dataclass
 class RunClock:
     """The durations seen so far and the run's length, from the trainer's events."""
@@ -139,9 +149,9 @@ class RunClock:
             self.steps = event.get("steps") or None
             self.last_step = int(event.get("step") or 0)
             self.evals_left = int(event.get("evals_left") or 0)
-            first = self.last_step + 1
-            where = f"resumed at step {first}" if self.last_step else "training started"
-            return f"{where}: {self.steps or '?'} RL steps in all"
+            if self.last_step:
+                return resumed_line(self.last_step, self.steps)
+            return f"training started: {self.steps or '?'} RL steps in all"
         if kind == "step":
             self.last_step = int(event["step"])
             self.steps = event.get("steps") or self.steps

@@ -120,13 +120,35 @@ def _described(expected: Any) -> str:
     return " or ".join(words)
 
 
-def replay_request(recorded: Recorded, overrides: list[str], output_dir: str | None = None) -> TrainRequest:
-    """The recorded request, pinned to the resolved data file and run directory, plus ``--set``s: a
-    new ``--set`` of a flag replaces the recorded one (and a new ``train.seed`` the recorded seed)."""
+def recorded_output_dir(recorded: Recorded) -> Path:
+    """The directory the recorded run wrote to (its checkpoints' parent)."""
+    return Path(str(recorded.flags["ckpt.path"])).parent
+
+
+def replay_output_dir(recorded: Recorded) -> Path:
+    """Where a replay goes without ``--output-dir``: ``RUN-replay`` beside the recorded run (the run's
+    own directory holds the run), ``RUN-replay2``, ... when that holds one already."""
+    base = recorded_output_dir(recorded)
+    for number in range(1, 1000):
+        candidate = base.with_name(f"{base.name}-replay{number if number > 1 else ''}")
+        if not candidate.exists():
+            return candidate
+    raise UsageError(f"--replay: {base}-replay ... {base}-replay999 all exist; pass --output-dir")
+
+
+def replay_request(
+    recorded: Recorded, overrides: list[str], output_dir: str | None = None, resume: bool = False
+) -> TrainRequest:
+    """The recorded request, pinned to the resolved data file, plus ``--set``s: a new ``--set`` of a
+    flag replaces the recorded one (and a new ``train.seed`` the recorded seed). It writes to
+    ``output_dir``; else, with ``resume``, to the recorded run's own directory (continuing it), else to a
+    new directory beside it (:func:`replay_output_dir`)."""
     known = {f.name for f in fields(TrainRequest)}
     values = {key: value for key, value in recorded.request.items() if key in known}
     values["data"] = str(recorded.flags.get("data.prompt_dataset", values.get("data")))
-    values["output_dir"] = output_dir or str(Path(str(recorded.flags["ckpt.path"])).parent)
+    default = recorded_output_dir(recorded) if resume else replay_output_dir(recorded)
+    values["output_dir"] = output_dir or str(default)
+    values["resume"] = resume
     values["seed"] = int(recorded.flags.get("train.seed", values.get("seed") or DEFAULT_SEED))
     given = {parse_set_option(text)[0] for text in overrides}
     kept = [text for text in values.get("overrides") or [] if parse_set_option(text)[0] not in given]

@@ -18,7 +18,17 @@ from typing import Literal
 
 from infoppo_cli.components import NORMS
 from infoppo_cli.rundir import DEFAULT_RUN_DIR_TEXT
-from infoppo_cli.schema import benches_file_option, option, parse_fields, settings_argv
+from infoppo_cli.schema import (
+    AT_LEAST_ONE,
+    SAMPLES_PER_PROBLEM,
+    SEEDS,
+    Limits,
+    benches_file_option,
+    check_options,
+    option,
+    parse_fields,
+    settings_argv,
+)
 from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
 
 DEFAULT_DATA = "data/dapo-math-17k.jsonl"
@@ -36,6 +46,10 @@ DEFAULT_WANDB_PROJECT = "infoppo"
 TRACKING_FIELDS = ("wandb_project", "wandb_group", "run_name", "wandb_mode")
 """The request fields that name a run in wandb and TensorBoard: not part of what the run computes."""
 COMMAND = ("infoppo", "train")
+MAX_RL_STEPS = 1_000_000
+RL_STEPS = Limits(1, MAX_RL_STEPS, f"infoppo plans runs of at most {MAX_RL_STEPS:,} RL steps")
+"""A run's RL steps and its eval interval (``--steps``, ``--eval-every``, a preset's ``steps`` and
+``eval_every``): the GPU presets run 1,050; a million is years of GPU time, and more is a typo."""
 
 
 @dataclass
@@ -69,14 +83,17 @@ class TrainRequest:
     )
     seed: int | None = option(
         None,
-        "Random seed >= 0, OpenRLHF's --train.seed.",
+        "Random seed, 0 to 2**32 - 1: OpenRLHF's --train.seed.",
         default_text=f"--set train.seed if given, else {DEFAULT_SEED}",
+        limits=SEEDS,
     )
     address: str | None = option(
         None, "Join this Ray cluster instead of starting a local Ray.", default_text=""
     )
-    nodes: int | None = option(None, "Nodes to train on.", default_text="the preset's")
-    gpus_per_node: int | None = option(None, "GPUs per node.", default_text="the preset's")
+    nodes: int | None = option(None, "Nodes to train on.", default_text="the preset's", limits=AT_LEAST_ONE)
+    gpus_per_node: int | None = option(
+        None, "GPUs per node.", default_text="the preset's", limits=AT_LEAST_ONE
+    )
     resume: bool = option(False, "Continue the run in --output-dir from its checkpoint.", "--resume")
     resume_overrides: list[str] = option(
         None,
@@ -99,11 +116,22 @@ class TrainRequest:
     )
     """In-training eval (``train/eval_set.py``): None = AIME24 and AIME25; ``none`` switches it off."""
     eval_every: int | None = option(
-        None, "Evaluate every N RL steps.", default_text=f"the preset's eval_every, {DEFAULT_EVERY}"
+        None,
+        "Evaluate every N RL steps (--eval-bench none: no eval).",
+        default_text=f"the preset's eval_every, {DEFAULT_EVERY}",
+        limits=RL_STEPS,
     )
-    eval_samples: int | None = option(None, "Samples per problem: Mean@k.", default_text=str(DEFAULT_SAMPLES))
+    eval_samples: int | None = option(
+        None,
+        f"Samples per problem: Mean@k, 1 to {SAMPLES_PER_PROBLEM.most:,} (as eval's --samples).",
+        default_text=str(DEFAULT_SAMPLES),
+        limits=SAMPLES_PER_PROBLEM,
+    )
     steps: int | None = option(
-        None, "RL steps of the run.", default_text="the preset's, the same for every method"
+        None,
+        f"RL steps of the run, 1 to {MAX_RL_STEPS:,}.",
+        default_text="the preset's, the same for every method",
+        limits=RL_STEPS,
     )
     eval_before: bool = option(
         True,
@@ -141,6 +169,9 @@ class TrainRequest:
         default_text="online with $WANDB_API_KEY (offline when wandb's server does not answer), else off",
         cli_type=WANDB_MODE_CHOICES,
     )
+
+    def __post_init__(self) -> None:
+        check_options(self)  # before any work: each option's declared limits, no empty text
 
 
 def train_argv(request: TrainRequest) -> list[str]:

@@ -102,12 +102,15 @@ def trained_steps(ckpt_root: Path) -> int | None:
     return int(digits)
 
 
-def check_length(ckpt_root: Path, steps: int) -> int | None:
-    """Refuse resuming to fewer RL steps than the checkpoint has; returns the checkpoint's step."""
+def check_length(ckpt_root: Path, steps: int, finished_at: int | None = None) -> int | None:
+    """Refuse resuming to fewer RL steps than the checkpoint has, or (a run that ``finished_at`` its
+    checkpoint's step) to no more; returns the checkpoint's step."""
     done = trained_steps(ckpt_root)
-    if done is not None and steps < done:
+    least = done + 1 if done is not None and done == finished_at else done
+    if least is not None and steps < least:
+        finished = " and finished" if least > done else ""
         raise UsageError(
-            f"cannot resume to {steps} RL steps: the run has trained {done} already; "
-            f"--steps N with N >= {done}"
+            f"cannot resume to {steps} RL steps: the run has trained {done} already{finished}; "
+            f"--steps N with N >= {least}"
         )
     return done

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem, UsageError
+from infoppo_cli.openrlhf_adapter.checkpoints import run_disk_bytes
+from infoppo_cli.openrlhf_adapter.lifeline import start_owned
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.rundir import (
     Manifest,
@@ -22,6 +28,7 @@ from infoppo_cli.rundir import (
     write_manifest,
     write_model_card,
 )
+from infoppo_cli.rundir.lock import busy_refusal, last_holder, lock_holder, run_lock, run_status
 from infoppo_cli.train.eval_set import load_eval_problems, training_template, write_eval_prompts
 from infoppo_cli.train.output import TrainOutput, Watcher, child_env, secret_values
 from infoppo_cli.train.plan import TrainPlan
@@ -68,8 +75,10 @@ def previous_run(plan: TrainPlan) -> Manifest | None:
     run = RunDir(plan.output_dir)
     if not plan.request.resume:
         if run.manifest.exists():
+            why = _interruption(run)
+            state = "" if why is None else f" that was interrupted{why}"
             raise UsageError(
-                f"{plan.output_dir} already holds a run; pass --resume or choose another --output-dir"
+                f"{plan.output_dir} already holds a run{state}; pass --resume or choose another --output-dir"
             )
         return None
     try:
@@ -86,8 +95,27 @@ def previous_run(plan: TrainPlan) -> Manifest | None:
             f"{plan.output_dir} already finished its {steps} RL steps; --resume --steps N (N > {steps}) "
             "continues it"
         )
-    check_length(run.ckpt, steps)
+    done = check_length(run.ckpt, steps, recorded_steps if status == "finished" else None)
+    why = _interruption(run)
+    if why is not None:
+        start = f"its checkpoint of step {done}" if done else "step 0 (it saved no checkpoint)"
+        note = f"{plan.output_dir}: the run was interrupted{why}; --resume continues from {start}"
+        if note not in plan.warnings:
+            plan.warnings.append(note)
     return previous
+
+
+def _interruption(run: RunDir) -> str | None:
+    """Why the run in ``run`` stopped before its end, as `` (...)`` (empty when unknown); ``None`` when
+    it did not: it finished, failed, never started, or still runs."""
+    with contextlib.suppress(UsageError):  # an unreadable manifest is reported where it is read
+        previous = read_manifest(run)
+        recorded = previous.status if previous else None
+        if run_status(run, recorded) != "interrupted":
+            return None
+        holder = last_holder(run) if recorded == "running" else None  # it died recording nothing
+        return f" (its infoppo process, {holder}, died while it trained)" if holder else ""
+    return None
 
 
 @dataclass(frozen=True)
@@ -101,9 +129,13 @@ class LaunchCheck:
     """Run settings the resume changes, as ``--resume-override`` allowed (``{key: [was, now]}``)."""
 
 
-def check_resume(plan: TrainPlan) -> tuple[Manifest | None, dict[str, Any]]:
+def check_resume(plan: TrainPlan, locked: bool = False) -> tuple[Manifest | None, dict[str, Any]]:
     """The run ``--resume`` continues and the settings it changes (``LaunchCheck``'s), or refused: a
-    new run where one is, nothing to resume, a change ``--resume-override`` does not name."""
+    directory another infoppo command holds (unless this one does: ``locked``), a new run where one
+    is, nothing to resume, a change ``--resume-override`` does not name."""
+    holder = None if locked else lock_holder(plan.output_dir)
+    if holder is not None:
+        raise UsageError(busy_refusal(RunDir(plan.output_dir), holder))
     previous = previous_run(plan)
     if previous is None and plan.request.resume_overrides:
         raise UsageError("--resume-override only applies with --resume")
@@ -153,18 +185,36 @@ def run_training(
 ) -> int:
     """Launch OpenRLHF with infoppo's actors; returns the process's exit code.
 
-    ``manifest.json`` is written before the start and updated with the outcome; a resume that fails
-    before training a step restores the manifest it found (a finished run never reads "failed").
-    Ctrl-C reaches the child (same process group), which shuts Ray down before exiting. The child's
-    output goes to the run's ``train.log``; ``watcher`` shows the per-step lines, and every line with
-    ``verbose`` (``output.py``).
+    The run directory is this process's for the run's life (``RUN/.infoppo.lock``, handed to the launch
+    process too): a second command on it is refused. ``manifest.json`` is written before the start and
+    updated with the outcome; a resume that fails before training a step restores the manifest it
+    found (a finished run never reads "failed"). The launch process runs in a session of its own and
+    dies with this one, however this one dies (``openrlhf_adapter/lifeline.py``); Ctrl-C or SIGTERM
+    here is passed on to it (:func:`_stop_launch`). The child's output goes to the run's
+    ``train.log``; ``watcher`` shows the per-step lines, and every line with ``verbose``
+    (``output.py``).
     """
     if plan.infotime.get("device") != "cpu":
         require_gpu(plan)
     checked = checked or check_launch(plan)
-    previous = checked.previous
     plan.output_dir.mkdir(parents=True, exist_ok=True)
     run = RunDir(plan.output_dir)
+    lock = run_lock(run)
+    if not lock.acquire():
+        raise UsageError(busy_refusal(run, lock.holder()))
+    try:
+        previous, changes = check_resume(plan, locked=True)  # again: the directory is ours only now
+        return _launch(
+            plan, run, LaunchCheck(previous, checked.eval_problems, changes), lock.fileno(), watcher, verbose
+        )
+    finally:
+        lock.release()
+
+
+def _launch(
+    plan: TrainPlan, run: RunDir, checked: LaunchCheck, lock_fd: int, watcher: Watcher | None, verbose: bool
+) -> int:
+    previous = checked.previous
     kept = _resumed_state(run) if previous is not None else None
     write_eval_set(plan, checked.eval_problems)
     started = utc_timestamp()
@@ -172,13 +222,17 @@ def run_training(
     record = manifest(plan, "running", **launch)
     write_manifest(run, record)
     env = child_env({**os.environ, **plan.tracking_env, **plan.secret_env})
-    with TrainOutput(run.train_log, watcher, verbose, secret_values(env)) as output:
+    peak = run_disk_bytes(plan.flags, plan.method.uses_critic)
+    output = TrainOutput(run.train_log, watcher, verbose, secret_values(env), peak)
+    with output, _sigterm_as_interrupt():
         output.begin(plan.command(), resumed=previous is not None)
-        process = subprocess.Popen(plan.command(), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        process = start_owned(
+            plan.command(), env=env, pass_fds=(lock_fd,), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         try:
             code = output.pump(process)
-        except KeyboardInterrupt:  # the child got the same SIGINT and is stopping its Ray workers
-            code = output.pump(process)
+        except KeyboardInterrupt:
+            code = _stop_launch(process, output)
             status = "interrupted"
         else:
             status = "finished" if code == 0 else "failed"
@@ -190,3 +244,34 @@ def run_training(
     if status == "finished":  # final/ gets its model card (the results table fills in on eval)
         write_model_card(run)
     return code
+
+
+def _stop_launch(process: subprocess.Popen[bytes], output: TrainOutput) -> int:
+    """After Ctrl-C (or SIGTERM) here: SIGINT to the launch process, which shuts Ray down and exits;
+    a second Ctrl-C kills its process group (Ray's processes and the trainer with it) at once. Its
+    exit code, once its output has been read to the end."""
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGINT)
+    try:
+        return output.pump(process)
+    except KeyboardInterrupt:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        return output.pump(process)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a batch scheduler's stop, a sweep's, ``kill``) stops the run as Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -51,7 +51,7 @@ class WarmupPlan:
 
 def _hub_rows(dataset_id: str, split: str) -> int:
     """Rows of a Hugging Face dataset's split from its metadata (needs the Hub; no download)."""
-    from infoppo_cli.eval.hub import hub_unavailable
+    from infoppo_cli.data.hub import hub_unavailable
 
     offline = hub_unavailable()  # without network: the cache only, at once (no retries)
     try:

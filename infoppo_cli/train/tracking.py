@@ -116,7 +116,7 @@ def _chosen_mode(flags: dict[str, Any], mode: str, run_dir: Path) -> tuple[dict[
             )
         flags[KEY_FLAG] = env_reference(KEY_VARIABLE)  # turns wandb on; wandb reads its key itself
     if mode == "online" and not problems:
-        from infoppo_cli.eval.hub import probe
+        from infoppo_cli.data.hub import probe
 
         failure = probe(wandb_server())
         if failure is not None:
@@ -141,7 +141,7 @@ def tracking_environment(
     env = {"WANDB_DIR": str(run_dir)}
     if os.environ.get("WANDB_MODE"):
         return env, [], []
-    from infoppo_cli.eval.hub import probe
+    from infoppo_cli.data.hub import probe
 
     failure = probe(wandb_server())
     if failure is None:

@@ -3,12 +3,13 @@ model path, the seed, and ``--set`` values that OpenRLHF's parser accepts but ca
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
+from infoppo_cli.records.text import loads
+from infoppo_cli.schema import SAMPLES_PER_PROBLEM, SEEDS, Limits
 from infoppo_cli.train.request import DEFAULT_SEED
 
 DATA_SUFFIXES = (".jsonl", ".parquet")
@@ -16,8 +17,8 @@ _LOCAL_PREFIXES = ("/", "./", "../", "~")
 
 
 def resolve_seed(cli_seed: int | None, overrides: dict[str, Any], default: int = DEFAULT_SEED) -> int:
-    """One seed for the run directory's name, the manifest and ``train.seed``."""
-    given = overrides.get("train.seed")
+    """One seed for the run directory's name, the manifest and ``train.seed``, within ``SEEDS``."""
+    given, name = overrides.get("train.seed"), "--seed"
     if given is not None:
         try:
             set_seed = int(str(given))
@@ -27,10 +28,11 @@ def resolve_seed(cli_seed: int | None, overrides: dict[str, Any], default: int =
             raise UsageError(
                 f"--seed {cli_seed} and --set train.seed={set_seed} disagree; give the seed once"
             )
-        cli_seed = set_seed
+        cli_seed, name = set_seed, "--set train.seed"
     seed = default if cli_seed is None else cli_seed
-    if seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {seed}")
+    problem = SEEDS.problem(name, seed)
+    if problem:
+        raise UsageError(problem)
     return seed
 
 
@@ -40,7 +42,7 @@ def _jsonl_columns(path: Path) -> set[str]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads(line)
             except (ValueError, UnicodeDecodeError):
                 raise UsageError(f"data file {path}: the first row is not JSON") from None
             if not isinstance(row, dict):
@@ -79,8 +81,8 @@ def check_local_data(data: str, prompt_key: str, label_key: str) -> None:
 
 def check_model(model: str) -> None:
     """A model given as a local path (``/``, ``./``, ``../``, ``~``) must exist; a Hub id must be
-    downloadable or cached (refused in seconds when the Hub does not answer, ``eval.hub``)."""
-    from infoppo_cli.eval.hub import HUB_MODEL_ADVICE, check_hub_model
+    downloadable or cached (refused in seconds when the Hub does not answer, ``data.hub``)."""
+    from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
 
     if model.startswith(_LOCAL_PREFIXES) and not Path(model).expanduser().exists():
         raise UsageError(f"model path {model} does not exist")
@@ -117,7 +119,6 @@ _AT_LEAST_ONE = (
     "train.async_queue_size",
     "data.max_len",
     "data.max_samples",
-    "eval.n_samples_per_prompt",
     "vllm.num_engines",
     "vllm.tensor_parallel_size",
     "ds.tensor_parallel_size",
@@ -154,7 +155,6 @@ _NON_NEGATIVE = (
     "ds.lora.rank",
     "data.dataloader_num_workers",
     "data.max_images_per_prompt",
-    "train.seed",
 )
 _RATIOS = (  # [0, 1]
     "actor.lr_warmup_ratio",
@@ -168,6 +168,12 @@ _BELOW_ONE = ("actor.adam.betas", "critic.adam.betas", "actor.muon.momentum", "c
 _BELOW_ONE += ("ds.lora.dropout",)  # [0, 1)
 _UP_TO_ONE = ("rollout.top_p", "algo.advantage.gamma", "vllm.gpu_memory_utilization")  # (0, 1]
 _ORDERED_PAIRS = ("reward.clip_range", "algo.dynamic_filtering_range")
+_EVERY_OR_NEVER = ("ckpt.save_steps", "eval.steps")  # OpenRLHF takes -1 as never, else step % N
+
+
+def _within(limits: Limits) -> tuple[str, Any]:
+    """A rule of :func:`_ranges` from the ``Limits`` of the quantity an option of infoppo's also sets."""
+    return f"{limits.least} to {limits.most:,}", lambda x: limits.least <= x <= limits.most
 
 
 def _ranges() -> dict[str, tuple[str, Any]]:
@@ -179,6 +185,8 @@ def _ranges() -> dict[str, tuple[str, Any]]:
     rules |= dict.fromkeys(_RATIOS, ("in [0, 1]", lambda x: 0 <= x <= 1))
     rules |= dict.fromkeys(_BELOW_ONE, ("in [0, 1)", lambda x: 0 <= x < 1))
     rules |= dict.fromkeys(_UP_TO_ONE, ("in (0, 1]", lambda x: 0 < x <= 1))
+    rules |= dict.fromkeys(_EVERY_OR_NEVER, ("-1 (never) or >= 1", lambda x: x == -1 or x >= 1))
+    rules["eval.n_samples_per_prompt"] = _within(SAMPLES_PER_PROBLEM)  # train's --eval-samples
     rules["actor.dual_clip"] = ("> 1", lambda x: x > 1)  # OpenRLHF's PolicyLoss asserts it
     rules["ds.zero_stage"] = ("0, 1, 2 or 3", lambda x: x in (0, 1, 2, 3))
     return rules

@@ -47,6 +47,8 @@ def build_workspace(root: Path) -> None:
     (root / "nul.jsonl").write_bytes(b'{"prompt": "a\x00b", "label": "1"}\n' * 3)
     (root / "latin1.jsonl").write_bytes('{"prompt": "caf\xe9", "label": "1"}\n'.encode("latin-1") * 3)
     (root / "binary.json").write_bytes(bytes(range(256)))
+    (root / "utf16.jsonl").write_bytes(_jsonl(GOOD_ROWS).encode("utf-16"))  # with its byte-order mark
+    (root / "utf32.json").write_bytes(json.dumps(GOOD_ROWS).encode("utf-32"))
     (root / "parquet-named.jsonl").write_bytes((root / "good.parquet").read_bytes())
     (root / "text.parquet").write_text("not a parquet file\n")
     (root / "truncated.parquet").write_bytes((root / "good.parquet").read_bytes()[:-30])
@@ -118,6 +120,7 @@ def build_train_inputs(root: Path) -> None:
     (root / "float-preset.toml").write_text(
         shipped.replace('"rollout.batch_size" = 64', '"rollout.batch_size" = 32.5')
     )
+    (root / "endless-preset.toml").write_text(shipped.replace("steps = 1050", "steps = 1000000000000"))
     (root / "inf-methods.toml").write_text(
         '[mine]\nsummary = "PPO"\nextends = "ppo"\n[mine.openrlhf]\n"actor.adam.lr" = inf\n'
     )
@@ -249,11 +252,13 @@ ROWS = [
     row("data prep dapo-math-17k --source blank.jsonl", 2, "no rows to prepare (the source is empty)"),
     row("data prep dapo-math-17k --source empty.json", 2, "no rows to prepare (the source is empty)"),
     row("data prep dapo-math-17k --source empty.parquet", 2, "no rows to prepare (the source is empty)"),
-    row("data prep dapo-math-17k --source gzipped.jsonl", 2, "a binary file, not UTF-8 JSON text"),
+    row("data prep dapo-math-17k --source gzipped.jsonl", 2, "not UTF-8 JSON text: it is gzip-compressed"),
     row("data prep dapo-math-17k --source nul.jsonl", 2, "a binary file, not UTF-8 JSON text"),
-    row("data prep dapo-math-17k --source latin1.jsonl", 2, "a binary file, not UTF-8 JSON text"),
+    row("data prep dapo-math-17k --source latin1.jsonl", 2, "is not UTF-8; Latin-1 or another encoding?"),
     row("data prep dapo-math-17k --source binary.json", 2, "a binary file, not UTF-8 JSON text"),
-    row("data prep dapo-math-17k --source parquet-named.jsonl", 2, "a binary file, not UTF-8 JSON text"),
+    row("data prep dapo-math-17k --source parquet-named.jsonl", 2, "it is parquet; name it .parquet"),
+    row("data prep dapo-math-17k --source utf16.jsonl", 2, "UTF-16 text (it starts with a UTF-16 byte-order"),
+    row("data prep dapo-math-17k --source utf32.json", 2, "the file is UTF-32 text"),
     row("data prep dapo-math-17k --source text.parquet", 2, "not a readable parquet file"),
     row("data prep dapo-math-17k --source truncated.parquet", 2, "not a readable parquet file"),
     row("data prep dapo-math-17k --source other-columns.parquet", 2, "no prompt/problem/question column"),
@@ -332,6 +337,25 @@ ROWS = [
     row("train --preset qwen3-4b --data missing.jsonl", 2, "data file missing.jsonl not found"),
     row("train --preset qwen3-4b --preset-typo", 2, "No such option"),
     row(f"{TRAIN} --seed -1", 2, "--seed must be >= 0, got -1"),
+    # --- one set of limits, the same in train, eval and sweep; zero and empty text are no values ---
+    row(f"{TRAIN} --seed 4294967296", 2, "--seed must be at most 4,294,967,295, got 4,294,967,296"),
+    row(f"{TRAIN} --set train.seed=4294967296", 2, "--set train.seed must be at most 4,294,967,295"),
+    row(f"{TRAIN} --steps 0", 2, "--steps must be >= 1, got 0"),
+    row(f"{TRAIN} --steps 1000000000000", 2, "--steps must be at most 1,000,000, got 1,000,000,000,000"),
+    row(f"{TRAIN} --eval-every 0", 2, "--eval-every must be >= 1, got 0"),
+    row(f"{TRAIN} --eval-samples 0", 2, "--eval-samples must be >= 1, got 0"),
+    row(f"{TRAIN} --eval-samples 100000000", 2, "--eval-samples must be at most 100,000, got 100,000,000"),
+    row(f"{TRAIN} --set eval.n_samples_per_prompt=100001", 2, "must be 1 to 100,000, got 100001"),
+    row(f"{TRAIN} --set ckpt.save_steps=0", 2, "--ckpt.save_steps must be -1 (never) or >= 1, got 0"),
+    row(f"{TRAIN} --set eval.steps=0", 2, "--eval.steps must be -1 (never) or >= 1, got 0"),
+    row(f"{TRAIN} --output-dir ''", 2, "--output-dir is empty; give a value, or leave the option out"),
+    row(f"{TRAIN} --model ' '", 2, "--model is empty"),
+    row(f"{TRAIN} --eval-bench ''", 2, "--eval-bench is empty"),
+    row(
+        "train --preset endless-preset.toml --data good.jsonl --dry-run",
+        2,
+        "preset file endless-preset.toml: steps must be at most 1,000,000, got 1000000000000",
+    ),
     row("train --preset qwen3-4b --data adir --dry-run", 2, "adir is a directory"),
     row("train --preset qwen3-4b --data empty.jsonl --dry-run", 2, "empty.jsonl is empty"),
     row("train --preset qwen3-4b --data rows.csv --dry-run", 2, "rows.csv must be a .jsonl or .parquet file"),
@@ -473,6 +497,7 @@ ROWS = [
     row("grade 'Answer: 4' --gold ''", 2, "--gold is empty; give the gold answer to grade against"),
     row("grade 'Answer: 4' --gold '   '", 2, "--gold is empty"),
     row("grade --gold 4", 2, "give a RESPONSE and its --gold answer"),
+    row("grade 'Answer: 4' --gold 4 --workers 2000", 2, "--workers must be at most 1,024"),  # eval's limit
     row("grade 'Answer: 4' --gold 4 --only wrong", 2, "--only applies to --file"),
     # --- eval: the output directory, the model, benchmarks and sampling options ---
     row(f"{EVAL} --out fifo", 2, "--out fifo is a FIFO"),
@@ -480,8 +505,8 @@ ROWS = [
     row(f"{EVAL} --out /dev/null", 2, "is a character device"),
     row(f"{EVAL} --out afile.txt/x", 2, "is a file, so no directory can be made there"),
     row(f"{EVAL} --out /sys/infoppo-eval", 2, "cannot write in /sys"),
-    row("eval", 2, "--model is required"),
-    row("eval --bench amc23", 2, "--model is required"),
+    row("eval", 2, "no model to evaluate: no run under runs/ has a final/ model"),
+    row("eval --bench amc23", 2, "pass --model PATH_OR_HF_ID"),
     row(f"{EVAL} --out evals/x --temperature -1", 2, "--temperature must be >= 0"),
     row(f"{EVAL} --out evals/x --top-p 0", 2, "--top-p must be in (0, 1]"),
     row(f"{EVAL} --out evals/x --top-p 1.5", 2, "--top-p must be in (0, 1]"),
@@ -540,6 +565,10 @@ ROWS = [
     row(f"{EVAL_M} --workers 1000000", 2, "--workers must be at most 1,024"),
     row(f"{EVAL_M} --engines 0", 2, "--engines must be >= 1, got 0"),
     row(f"{EVAL_M} --batch-size 0", 2, "--batch-size must be >= 1, got 0"),
+    row(f"{EVAL_M} --seed 4294967296", 2, "--seed must be at most 4,294,967,295, got 4,294,967,296"),
+    row(f"{EVAL_M} --seed -1", 2, "--seed must be >= 0, got -1"),
+    row(f"{EVAL_M} --template ''", 2, "--template is empty"),
+    row("eval --backend hf --model '' --out evals/x", 2, "--model is empty"),
     row(f"{EVAL_M} --grade-timeout inf", 2, "--grade-timeout must be > 0 and at most 86400 seconds"),
     row(f"{EVAL_M} --grade-timeout 0", 2, "--grade-timeout must be > 0"),
     row(f"{EVAL_M} --grade-timeout nan", 2, "--grade-timeout must be > 0"),
@@ -565,6 +594,9 @@ ROWS = [
     row("sweep nope --dry-run", 2, "unknown sweep kind 'nope'"),
     row(f"{SWEEP} --preset nope", 2, "unknown preset 'nope'"),
     row(f"{SWEEP} --seeds 0", 2, "--seeds must be >= 1, got 0"),
+    row(f"{SWEEP} --steps 1000000000000", 2, "--steps must be at most 1,000,000"),  # train's limits
+    row(f"{SWEEP} --eval-samples 100000000", 2, "--eval-samples must be at most 100,000"),
+    row(f"{SWEEP} --eval-every 0", 2, "--eval-every must be >= 1, got 0"),
     row(f"{SWEEP} --max-parallel 0", 2, "--max-parallel must be >= 1"),
     row(f"{SWEEP} --max-parallel 2", 2, "--max-parallel needs --ray-dashboard"),
     row(f"{SWEEP} --time sometimes", 2, "unknown --time sometimes"),

@@ -118,3 +118,25 @@ def test_planning_or_refusing_a_run_imports_no_torch(argv):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr[-2000:]
+
+
+def test_a_full_disk_anywhere_is_one_line_naming_the_path(tmp_path, monkeypatch, capsys):
+    """``data prep`` and ``eval`` ended in a traceback when their output's disk was full."""
+    target = tmp_path / "out" / "samples.jsonl"
+
+    def fail(**_):
+        raise OSError(28, "No space left on device", str(target))
+
+    monkeypatch.setattr(cli, "app", fail)
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: no space left on the device of {target}: ") and " free there" in line
+
+    def other(**_):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(cli, "app", other)
+    with pytest.raises(OSError, match="Input/output"):  # not ours to word: it stays as it is
+        cli.main()

@@ -1,4 +1,5 @@
-"""`infoppo grade`: one response explained, a samples file re-graded, bad input as one error line."""
+"""`infoppo grade`: one response explained, a samples file re-graded, bad input as one error line; what is
+printed is bounded and its control characters escaped, however long or hostile the response."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from cli_process import run_infoppo
 
 from infoppo_cli.cli import entry as cli
+from infoppo_cli.grading.review import JSON_CHARS, SHOWN_CHARS
 
 pytestmark = pytest.mark.usefixtures("shared_grading_workers")  # in-process runs: warm workers
 
@@ -129,3 +131,46 @@ def test_an_empty_gold_is_bad_input_and_the_help_says_the_exit_codes(capsys, mon
     _main("grade", "--help")
     help_text = " ".join(capsys.readouterr().out.split())
     assert "0 if the response is correct, 1 if not (wrong, no answer), 2 for bad input" in help_text
+
+
+def test_a_huge_span_is_printed_cut_with_its_length_and_still_graded(capsys):
+    response = "Work.\nAnswer: " + "1" * 300_000
+    _main("grade", "--gold", "7", response, code=1)
+    out = capsys.readouterr().out
+    assert len(out) < 4 * SHOWN_CHARS  # the span's ends and the table, not 300,000 characters
+    assert "(cut: the first and last 1,000 of 300,000 characters)" in " ".join(out.split())
+    assert "incorrect (wrong)" in out
+
+
+def test_a_huge_response_with_a_short_answer_is_graded_correct(capsys):
+    _main("grade", "--gold", "7", "x " * 500_000 + "\nAnswer: 7")
+    out = capsys.readouterr().out
+    assert "correct (correct)" in out and len(out) < 2 * SHOWN_CHARS
+
+
+def test_control_and_bidi_characters_are_printed_as_escapes(capsys):
+    unsafe = "\x1b[2J\u202e\u2066\r\x07"
+    _main("grade", "--gold", f"7{unsafe}", f"Answer: 7 {unsafe}", code=1)
+    out = capsys.readouterr().out
+    assert not set("\x1b\u202e\u2066\r\x07") & set(out)
+    assert "\\x1b[2J\\u202e\\u2066\\x0d\\x07" in out.replace("\n", "")
+
+
+def test_json_is_bounded_and_names_what_it_cut(capsys):
+    response = "Answer: " + "1" * (3 * JSON_CHARS)
+    _main("grade", "--gold", "7", response, "--json", code=1)
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    assert result["cut"] == {"verdict.extracted": 3 * JSON_CHARS, "reading.span": 3 * JSON_CHARS}
+    assert result["verdict"]["reason"] == "wrong" and " … " in result["reading"]["span"]
+    assert len(out) < 3 * JSON_CHARS
+
+
+def test_file_cases_are_printed_cut_and_escaped(tmp_path, capsys):
+    rows = [{"response": "Answer: \u202e" + "2" * 50_000, "gold": "7"}]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    _main("grade", "--file", str(path), "--workers", "1")
+    out = capsys.readouterr().out
+    assert len(out) < 4 * SHOWN_CHARS and "\u202e" not in out and "\\u202e" in out
+    assert "of 50,001 characters" in " ".join(out.split())

@@ -126,3 +126,36 @@ def test_a_dry_run_shows_what_the_arms_plans_warn_about(
     assert code == 0
     warned = "warning: the 10-step warm-up covers the whole 5-step run: the actor never trains at its full"
     assert out.count(warned) == 1  # as `train --dry-run --steps 5` says it, once for all arms
+
+
+def test_every_benchmark_option_takes_the_same_forms(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from infoppo_cli.eval.registry import parse_selection
+    from infoppo_cli.eval.settings import parse_benches
+    from infoppo_cli.sweep.grid import parse_eval_benches
+    from infoppo_cli.train.eval_set import eval_plan
+
+    (workspace / "b.jsonl").write_text('{"problem": "1+1?", "answer": "2"}\n')
+    local = f"l={workspace / 'b.jsonl'}"
+    code, out, err = run(capsys, "sweep", "gamma", "--final-eval-bench", local, "--dry-run")
+    assert code == 0, err  # refused as "unknown benchmark" before: only names were taken here
+    assert out.count(f"--bench {local} ") == 8  # every run's final eval reads the file
+    code, out, err = run(capsys, "sweep", "gamma", "--final-eval-bench", "none", "--dry-run")
+    assert code == 0 and "infoppo eval" not in out, err
+    for text in (local, f"aime24,{local}", "none", "all"):  # train, sweep and eval read each alike
+        chosen = parse_selection(text)
+        assert eval_plan(text, None, None).benches == chosen
+        assert parse_eval_benches(text) == tuple(f"{n}={f}" if f else n for n, f in chosen.items())
+        if chosen:
+            assert parse_benches(text) == (tuple(chosen), {n: f for n, f in chosen.items() if f})
+
+
+def test_the_final_eval_reads_the_sweep_s_benches_file(workspace: Path) -> None:
+    from infoppo_cli.sweep.grid import build_plan
+
+    options = {"benches_file": "mine.toml"}  # the runs' --benches-file: where a benchmark's own name lives
+    plan = build_plan(
+        "gamma", preset="qwen3-4b", out_dir=workspace / "s", eval_benches=("x",), train_options=options
+    )
+    assert plan.eval_command(plan.points[0])[-2:] == ["--benches-file", "mine.toml"]

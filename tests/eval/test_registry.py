@@ -16,7 +16,7 @@ from infoppo_cli.eval.registry import (
     load_registry,
     parse_selection,
     registry_path,
-    resolve_bench_names,
+    selection_text,
     spec_from_table,
 )
 
@@ -109,11 +109,19 @@ def test_the_option_name_is_the_callers(tmp_path):
         parse_selection("x=absent.jsonl", option="--eval-bench")
 
 
-def test_resolve_bench_names_takes_registry_names_only(local_file):
+def test_none_selects_no_benchmark_and_stands_alone(local_file):
+    assert parse_selection("none") == {} and parse_selection(" OFF ") == {}
+    with pytest.raises(UsageError, match="'none' selects no benchmark, so it stands alone"):
+        parse_selection("aime24,none")
     maths = [name for name, spec in load_registry().items() if not spec.task]  # no built-in task's set
-    assert resolve_bench_names("all") == maths and "arithmetic" not in maths
-    with pytest.raises(UsageError, match="unknown benchmark"):
-        resolve_bench_names(f"aime24={local_file}")
+    assert list(parse_selection("all")) == maths and "arithmetic" not in maths
+
+
+def test_a_selection_written_back_reads_back_the_same(local_file):
+    for text in ("aime24", f"aime24,mine={local_file}", "none", "all"):
+        chosen = parse_selection(text)
+        assert parse_selection(selection_text(chosen)) == chosen
+    assert selection_text({}) == "none"
 
 
 # --- a user's benches file ------------------------------------------------------------------------------
@@ -221,7 +229,7 @@ def test_a_benches_file_benchmark_loads_from_the_hub_with_its_columns(benches_fi
         return datasets.Dataset.from_list([{"q": f"{name}: what?", "a": "7", "n": name}])
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    monkeypatch.setattr("infoppo_cli.eval.hub.hub_unavailable", lambda: None)
+    monkeypatch.setattr("infoppo_cli.data.hub.hub_unavailable", lambda: None)
     problems = load_bench("olympiad", benches_file=benches_file)
     assert calls == [("me/olympiad", "part-a", "test", "abc123"), ("me/olympiad", "part-b", "test", "abc123")]
     assert problems == [

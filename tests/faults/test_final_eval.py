@@ -52,3 +52,32 @@ def test_a_resume_runs_the_eval_a_stop_interrupted(tmp_path, task_cache):
     assert records[-1]["optimizer_steps"] == 8  # and no step was trained again
     assert_the_planned_program_ran("ppo", records)
     assert json.loads((run / "manifest.json").read_text())["status"] == "finished"
+
+
+def test_a_run_whose_last_step_is_off_the_eval_grid_ends_with_its_eval_and_wandb_on(
+    tmp_path, task_cache, monkeypatch
+):
+    """Fault: with wandb on and ``--steps`` not a multiple of ``--eval-every``, the last eval ran after
+    upstream's ``fit`` had closed wandb: ``You must call wandb.init() before wandb.log()``, no
+    ``final/``, manifest "failed" (and ``report`` then showed the step-0 eval as the run's accuracy)."""
+    monkeypatch.setenv("WANDB_API_KEY", "planted-not-a-real-key")
+    run = tmp_path / "run"
+    args = ("train", "--preset", "tiny-cpu", "--steps", "2", "--eval-samples", "2", "--output-dir", str(run))
+    done = run_infoppo(*args, "--wandb-mode", "offline", timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert json.loads((run / "manifest.json").read_text())["status"] == "finished"
+    assert (run / "final").is_dir()
+    records = read_metrics(run / "metrics.jsonl")
+    evaluated = [r["step"] for r in records if "eval_arithmetic" in r]
+    assert evaluated == [0, 2]  # the base model, and the last step off the grid of 10
+    assert "eval_arithmetic_reward_mean" in records[-1] and "eval_arithmetic_pass1" not in records[-1]
+    offline_runs = list((run / "wandb").glob("offline-run-*"))
+    assert offline_runs, "wandb logged nothing offline"
+    report = run_infoppo(
+        "report", str(run), "--out", str(tmp_path / "report"), "--format", "png", timeout=300
+    )
+    assert report.returncode == 0, report.stderr[-2000:]
+    table = (tmp_path / "report" / "final_metrics.md").read_text()
+    final = records[-1]["eval_arithmetic"]
+    assert f"| {float(final):.4g} |" in table or f"{float(final):.4g} |" in table
+    assert "(step 0" not in table  # the run's accuracy is its last eval's, unmarked

@@ -180,3 +180,86 @@ def test_a_deeply_nested_benches_file_is_one_line_not_a_traceback(tmp_path, nest
     done = run_infoppo("benches", "--benches-file", str(registry))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert f"--benches-file {registry}: not valid TOML" in done.stderr
+
+
+DEEP_TOML = "a = " + "[" * 100_000 + "]" * 100_000 + "\n"
+DEEP_JSON = '{"a":' * 100_000 + "1" + "}" * 100_000
+
+
+@pytest.fixture
+def deep_files(tmp_path, monkeypatch):
+    """A TOML file and a run directory, a sweep directory and an eval output whose files are nested
+    100,000 deep."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "250")
+    (tmp_path / "deep.toml").write_text(DEEP_TOML)
+    for name in ("runs/deep/manifest.json", "sweeps/deep/sweep.json", "evals/deep/metrics.json"):
+        (tmp_path / name).parent.mkdir(parents=True)
+        (tmp_path / name).write_text(DEEP_JSON)
+    (tmp_path / "runs" / "deep" / "metrics.jsonl").write_text(DEEP_JSON + "\n")
+    (tmp_path / "model").mkdir()
+    return tmp_path
+
+
+def _run(args: list[str], capsys) -> tuple[int, str, str]:
+    from infoppo_cli.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    captured = capsys.readouterr()
+    return exited.value.code, captured.out, captured.err
+
+
+TRAIN_OFFLINE = ["--data", "../good.jsonl", "--model", "model", "--eval-bench", "none", "--dry-run"]
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["train", "--preset", "deep.toml", "--dry-run"],
+            "preset file deep.toml: not valid TOML (nested too",
+        ),
+        (["presets", "--preset", "deep.toml"], "preset file deep.toml: not valid TOML (nested too deeply"),
+        (["presets", "--methods-file", "deep.toml"], "methods file deep.toml: not valid TOML (nested too"),
+        (
+            ["train", "--preset", "qwen3-4b", "--methods-file", "deep.toml", "--dry-run"],
+            "methods file deep.toml: not valid TOML (nested too deeply to read)",
+        ),
+        (
+            ["train", "--replay", "runs/deep", "--dry-run"],
+            "runs/deep/manifest.json is not a readable manifest (nested too deeply to read)",
+        ),
+        (
+            ["train", "--preset", "qwen3-4b", "--resume", "--output-dir", "runs/deep", *TRAIN_OFFLINE],
+            "manifest.json is not a readable manifest (nested too deeply to read)",
+        ),
+        (
+            ["sweep", "gamma", "--out", "sweeps/deep", "--dry-run"],
+            "sweeps/deep/sweep.json: nested too deeply",
+        ),
+        (["report", "sweeps/deep", "--out", "r"], "cannot read sweeps/deep/sweep.json: nested too deeply"),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_deep_nesting_is_one_error_line_naming_the_file(deep_files, capsys, args, line):
+    """tomllib's and json's RecursionError was a traceback in each of these."""
+    (deep_files.parent / "good.jsonl").write_text(json.dumps({"prompt": "p", "label": "1"}) + "\n")
+    code, out, err = _run(args, capsys)
+    assert code == 2 and "Traceback" not in out + err, err[-2000:]
+    errors = [text for text in err.splitlines() if text.startswith("error:")]
+    assert len(errors) == 1 and line in errors[0], err
+
+
+def test_a_report_names_each_deeply_nested_file_and_goes_on(deep_files, capsys):
+    """A report reads what it can of a broken run (its health): each deep file is one warning."""
+    (deep_files / "runs" / "deep" / "eval").mkdir()
+    (deep_files / "evals" / "deep" / "metrics.json").rename(
+        deep_files / "runs" / "deep" / "eval" / "metrics.json"
+    )
+    code, out, err = _run(["report", "runs/deep", "--out", "r"], capsys)
+    assert code == 0 and "Traceback" not in out + err, err[-2000:]
+    said = " ".join((out + err).split())
+    assert "runs/deep/manifest.json is not a readable manifest (nested too deeply to read)" in said
+    assert "runs/deep/eval/metrics.json (nested too deeply to read)" in said
+    assert "skipped 1 malformed line(s) of runs/deep/metrics.jsonl" in said

@@ -83,6 +83,14 @@ def test_a_resume_to_fewer_steps_than_trained_is_refused_before_any_work(tmp_pat
     assert _snapshot(finished_run) == before
 
 
+@pytest.mark.parametrize("steps", [2, 4])
+def test_the_refusal_of_too_few_steps_states_the_true_bound(tmp_path, monkeypatch, finished_run, steps):
+    """A finished run of 4 steps said `N >= 4` for --steps 2, and then refused --steps 4 too."""
+    with pytest.raises(UsageError, match="N >= 5|N > 4") as refused:
+        run_training(plan(tmp_path, monkeypatch, resume=True, steps=steps))
+    assert "N >= 4" not in str(refused.value)
+
+
 @pytest.mark.parametrize("tag", [None, "global_step9"])
 def test_a_checkpoint_cut_off_while_written_is_refused_with_how_to_go_on(tmp_path, monkeypatch, tag):
     assert run_training(plan(tmp_path, monkeypatch, "raise SystemExit(137)", steps=4)) == 137

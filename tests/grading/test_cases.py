@@ -5,7 +5,8 @@ are infoppo's own cases of a ``POLICY`` entry (source ``infoppo policy: <entry>`
 
 The agreement measured here is the share of the independent rows (those not marked ``policy``) on which
 the grader gives the verdict the cited suite expects; ``benchmarks/bench_grading.py --cases`` prints it
-with the share over every row and per class of the four that issue 30 fixed."""
+with the share over every row and per tagged class of answers (``class``), each a class the grader once
+got wrong."""
 
 from __future__ import annotations
 
@@ -27,7 +28,15 @@ SUITES = (
     "data-and-eval.md",
 )
 OWN = "infoppo policy: "
-CLASSES = ("matrices", "trailing backslash", "multi-part", "rounded decimal gold")
+CLASSES = (
+    "matrices",
+    "trailing backslash",
+    "multi-part",
+    "rounded decimal gold",
+    "scientific notation",
+    "power and value",
+    "long decimal",
+)
 _CITED = re.compile(r"^\S+@[0-9a-f]{7} \S+\.py::\w+$")
 
 
@@ -72,7 +81,7 @@ def test_agreement_with_the_suites_outside_policy_decisions_is_at_least_99_perce
     assert agreeing / len(independent) >= 0.99
 
 
-def test_each_class_issue_30_fixed_has_cited_cases_from_the_suites_and_its_own_policy_cases():
+def test_each_tagged_class_has_cited_cases_from_the_suites_and_both_verdicts():
     for name in CLASSES:
         rows = [row for row in CASES if row.get("class") == name]
         cited = [row for row in rows if not row["source"].startswith(OWN)]

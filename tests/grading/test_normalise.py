@@ -11,6 +11,7 @@ from infoppo_cli.grading import grade, normalise_answer
 from infoppo_cli.grading.normalise import (
     matrices_as_pmatrix,
     normalise_gold,
+    scientific_as_decimal,
     strip_trailing_backslashes,
     vote_key,
 )
@@ -62,20 +63,61 @@ def test_the_normaliser_applies_both_to_either_side():
 _ENVIRONMENTS = ["pmatrix", "bmatrix", "Bmatrix", "matrix", "smallmatrix", "pmatrix*", "bmatrix*"]
 
 
+_ANSWER_FORMS = ["\\boxed{{{}}}", "Answer: {}", "Answer: ${}$", "So the final answer is {}"]
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(st.lists(st.integers(-9, 9), min_size=2, max_size=2), min_size=1, max_size=3),
     st.sampled_from(_ENVIRONMENTS),
     st.sampled_from(_ENVIRONMENTS),
+    st.sampled_from(_ANSWER_FORMS),
 )
-def test_a_matrix_compares_by_its_entries_whatever_the_environment(rows, written, gold_environment):
+def test_a_matrix_compares_by_its_entries_whatever_the_environment(rows, written, gold_environment, form):
     def matrix(environment: str, entries: list[list[int]]) -> str:
         body = "\\\\".join("&".join(str(entry) for entry in row) for row in entries)
         return f"\\begin{{{environment}}}{body}\\end{{{environment}}}"
 
-    assert grade(f"\\boxed{{{matrix(written, rows)}}}", matrix(gold_environment, rows)).correct
+    assert grade(form.format(matrix(written, rows)), matrix(gold_environment, rows)).correct
     changed = [[entry + 1 for entry in row] for row in rows]
-    assert not grade(f"\\boxed{{{matrix(written, changed)}}}", matrix(gold_environment, rows)).correct
+    assert not grade(form.format(matrix(written, changed)), matrix(gold_environment, rows)).correct
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("1e3", "1000"),
+        ("2.5e-3", "0.0025"),
+        ("2.50e-3", "0.00250"),  # the mantissa's places are kept
+        ("7E6", "7000000"),
+        ("-1.5e+2", "-150"),
+        ("\\frac{1e3}{2}", "\\frac{1000}{2}"),
+        ("(1e3, 2e3)", "(1000, 2000)"),
+        ("1e400", "1\\times10^{400}"),  # never 400 digits
+        ("3e", "3e"),  # Euler's number
+        ("e^{3}", "e^{3}"),
+        ("2e3x", "2e3x"),  # joined to a letter: not a number
+        ("x1e3", "x1e3"),
+        ("0x1e3", "0x1e3"),
+    ],
+)
+def test_scientific_as_decimal(text, written):
+    assert scientific_as_decimal(text) == written
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.decimals(min_value=1, max_value=999, places=2),
+    st.integers(-4, 12),  # below 1e-4, math-verify's 6 places cannot tell 1e-8 from 1e-7
+    st.sampled_from(["e", "E"]),
+    st.sampled_from(["Answer: {}", "Answer: ${}$", "\\boxed{{{}}}", "Answer: \\({}\\)"]),
+)
+def test_a_number_in_scientific_notation_is_the_number_it_names(mantissa, exponent, mark, form):
+    value = mantissa.scaleb(exponent)
+    gold = format(value.normalize(), "f")
+    assert grade(form.format(f"{mantissa}{mark}{exponent}"), gold).correct
+    assert grade(f"\\boxed{{{gold}}}", f"{mantissa}{mark}{exponent}").correct
+    assert not grade(form.format(f"{mantissa}{mark}{exponent + 1}"), gold).correct
 
 
 @settings(max_examples=25, deadline=None)

@@ -1,4 +1,5 @@
-"""Rounded decimal golds, compared at the places they are written with (and only the gold's)."""
+"""Decimals compared at the places they are written with: a gold's always, a prediction's from six significant
+digits on."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from infoppo_cli.grading import grade
-from infoppo_cli.grading.rounding import rounded_places
+from infoppo_cli.grading.rounding import MIN_SIGNIFICANT, rounded_places
 
 
 @pytest.mark.parametrize(
@@ -47,9 +48,10 @@ def test_an_exact_answer_matches_its_gold_rounded_at_any_places(p, q, places):
     assert grade(f"\\boxed{{\\frac{{{p}}}{{{q}}}}}", gold).correct
     one_unit_off = _rounded(Fraction(Decimal(gold)) + Fraction(1, 10**places), places)
     assert not grade(f"\\boxed{{{one_unit_off}}}", gold).correct  # as precise as the gold, and different
-    exact = Fraction(Decimal(gold)) == value
-    if places <= 4 and not exact:  # a rounded prediction, an exact gold (math-verify compares at 6 places)
-        assert not grade(f"\\boxed{{{gold}}}", f"\\frac{{{p}}}{{{q}}}").correct
+    if Fraction(Decimal(gold)) != value:  # a rounded prediction against an exact gold sets the precision
+        significant = len(gold.lstrip("-").replace(".", "").lstrip("0"))  # only with six digits or more,
+        sets_precision = significant >= MIN_SIGNIFICANT or places >= 6  # or math-verify's 6 places hold
+        assert grade(f"\\boxed{{{gold}}}", f"\\frac{{{p}}}{{{q}}}").correct is sets_precision
 
 
 @settings(max_examples=30, deadline=None)
@@ -80,3 +82,51 @@ def test_an_integer_written_with_a_zero_decimal_is_never_rounded(n, hundredths):
 )
 def test_structures_with_rounded_decimals(response, gold, correct):
     assert grade(response, gold).correct is correct
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "correct"),
+    [
+        ("\\boxed{0.6666667}", "\\frac{2}{3}", True),
+        ("\\boxed{x = 0.6666667}", "x = \\frac{2}{3}", True),  # math-verify compares equations exactly
+        ("\\boxed{66666.67}", "\\frac{200000}{3}", True),  # seven digits, two places
+        ("\\boxed{142.7143}", "\\frac{999}{7}", True),
+        ("\\boxed{-0.4285714}", "-\\frac{3}{7}", True),
+        ("\\boxed{(0.6, 2.666667]}", "(\\frac{3}{5}, \\frac{8}{3}]", True),
+        (
+            "\\boxed{\\begin{pmatrix}0.3333333\\\\66666.67\\end{pmatrix}}",
+            "\\begin{pmatrix}\\frac{1}{3}\\\\\\frac{200000}{3}\\end{pmatrix}",
+            True,
+        ),
+        ("\\boxed{66666.66}", "\\frac{200000}{3}", False),  # not the gold rounded
+        ("\\boxed{0.666666}", "\\frac{2}{3}", False),  # truncated, not rounded
+        ("\\boxed{0.66667}", "\\frac{2}{3}", False),  # five digits set no precision
+        ("\\boxed{(0.6, 2.6667]}", "(\\frac{3}{5}, \\frac{8}{3}]", False),
+        ("\\boxed{26.9999999}", "27", False),  # an integer gold is never a long decimal's rounding
+        ("\\boxed{y = 0.6666667}", "x = \\frac{2}{3}", False),
+    ],
+)
+def test_a_long_predicted_decimal_is_the_exact_gold_rounded_at_its_places(response, gold, correct):
+    assert grade(response, gold).correct is correct
+
+
+def test_a_prediction_sets_its_precision_from_six_significant_digits():
+    assert rounded_places("66666.67 and 0.66667", MIN_SIGNIFICANT) == {Fraction(6666667, 100): 2}
+    assert rounded_places("0.0006666667", MIN_SIGNIFICANT) == {Fraction(6666667, 10**10): 10}
+
+
+def _significant(value: Fraction, digits: int) -> Decimal:
+    exact = Decimal(value.numerator) / Decimal(value.denominator)
+    return exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=ROUND_HALF_EVEN)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 10**6), st.sampled_from([3, 7, 9, 11, 13, 17]), st.integers(6, 9))
+def test_an_exact_gold_matches_its_rounding_to_six_significant_digits_or_more(p, q, digits):
+    rounded = _significant(Fraction(p, q), digits)
+    places = -rounded.as_tuple().exponent
+    assume(places >= 1 and Fraction(rounded) != Fraction(p, q))
+    assert grade(f"\\boxed{{{rounded}}}", f"\\frac{{{p}}}{{{q}}}").correct
+    if places <= 5:  # beyond, math-verify's own 6 places cannot tell one unit of the last place
+        one_unit_off = rounded + Decimal(1).scaleb(-places)
+        assert not grade(f"\\boxed{{{one_unit_off}}}", f"\\frac{{{p}}}{{{q}}}").correct

@@ -191,7 +191,22 @@ def test_a_later_different_box_still_wins_over_an_earlier_one():
 # --- POLICY: one test per decision --------------------------------------------------------------------
 
 POLICY_CASES = {
-    "thousands separators": [("\\boxed{1,625}", "1625", True), ("\\boxed{32, 349}", "32349", False)],
+    "thousands separators": [
+        ("\\boxed{1,625}", "1625", True),
+        ("\\boxed{32, 349}", "32349", False),
+        ("\\boxed{10\\,000}", "10^4", True),  # a gold whose value is an integer
+        ("\\boxed{10\\,001}", "10^4", False),
+        ("\\boxed{1\\,000}", "\\frac{1}{2}", False),
+    ],
+    "scientific notation": [
+        ("Answer: 1e3", "1000", True),
+        ("Answer: 0.0025", "2.5e-3", True),
+        ("Answer: $2.5e-3$", "0.0025", True),
+        ("Answer: \\(7E6\\)", "7000000", True),
+        ("\\boxed{1e3}", "3e", False),  # 3e is 3 times Euler's number
+        ("\\boxed{3e}", "3e", True),
+        ("\\boxed{1e3}", "e^{3}", False),
+    ],
     "decimal commas": [("\\boxed{1000,99}", "1000.99", False)],
     "degrees": [("\\boxed{336^\\circ}", "336", True), ("\\boxed{336}", "336^\\circ", True)],
     "percent": [
@@ -241,6 +256,16 @@ POLICY_CASES = {
         ("\\boxed{\\begin{pmatrix*}[r]1&-2\\end{pmatrix*}}", "\\begin{bmatrix}1&-2\\end{bmatrix}", True),
         ("\\boxed{\\begin{bmatrix}1\\\\[2pt]2\\end{bmatrix}}", "\\begin{pmatrix}1\\\\2\\end{pmatrix}", True),
         ("\\boxed{\\begin{Bmatrix}1&2\\end{Bmatrix}}", "\\begin{pmatrix}2&1\\end{pmatrix}", False),
+        (
+            "Answer: \\begin{bmatrix}1&2\\\\3&4\\end{bmatrix}",
+            "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+            True,
+        ),
+        (
+            "Answer: \\begin{bmatrix}1&2\\\\4&3\\end{bmatrix}",
+            "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+            False,
+        ),
         ("\\boxed{\\begin{vmatrix}1&2\\\\3&4\\end{vmatrix}}", "-2", True),  # a determinant
         (
             "\\boxed{\\begin{vmatrix}1&2\\\\3&4\\end{vmatrix}}",
@@ -270,6 +295,13 @@ POLICY_CASES = {
         ("\\boxed{(\\frac{1}{3}, 5]}", "(0.33, 5]", True),
         ("\\boxed{(\\frac{1}{3}, 5)}", "(0.33, 5]", False),  # an open end is not a closed one
         ("\\boxed{x = \\frac{2}{3}}", "x = 0.67", True),
+    ],
+    "long decimals": [
+        ("\\boxed{0.6666667}", "\\frac{2}{3}", True),
+        ("\\boxed{x = 0.6666667}", "x = \\frac{2}{3}", True),
+        ("\\boxed{66666.67}", "\\frac{200000}{3}", True),
+        ("\\boxed{0.666666}", "\\frac{2}{3}", False),  # truncated
+        ("\\boxed{0.6667}", "\\frac{2}{3}", False),  # too few digits to set a precision
     ],
     "multi-line golds": [
         (

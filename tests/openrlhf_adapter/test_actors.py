@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from types import SimpleNamespace
 
 import pytest
@@ -64,12 +65,16 @@ def _bare_trainer(tmp_path, method: str, eval_steps=float("inf")):
     trainer = object.__new__(InfoPPOTrainer.__ray_actor_class__)
     trainer.args = openrlhf_args("--actor.eps_clip_low_high", "0.2", "0.28")
     trainer.args.ckpt.save_steps = float("inf")
+    trainer.args.ckpt.path = str(tmp_path / "ckpt")
     trainer.args.eval.steps = eval_steps
     trainer.settings = method_settings(method)
     trainer.eval_dataloader = None
     trainer.wandb_logger = trainer.tensorboard_logger = None
     trainer.metrics_log = TrainMetricsLog(tmp_path / "metrics.jsonl", (1.0, 0.0))
     trainer.rollout_recorder = SimpleNamespace(take=dict)  # nothing generated in these tests
+    trainer.full_batches = SimpleNamespace(take=dict)
+    trainer.full_batches = SimpleNamespace(take=dict)
+    trainer.steps_done, trainer.evaluated_step = 0, None
     trainer.told = []  # the progress events `infoppo train` would show
     trainer.progress = TrainerProgress(say=trainer.told.append)
     return trainer
@@ -181,6 +186,74 @@ def test_the_step_budget_ends_upstreams_loop_which_closes_its_trackers(tmp_path,
     assert [r["step"] for r in read_metrics(tmp_path / "metrics.jsonl")] == [1, 2]
     assert trainer.samples_generator.generate_samples() == ([], None, 0, True)
     assert [e["phase"] for e in trainer.told if e["event"] == "phase"] == ["generate", "train"] * 2
+
+
+class _Wandb:
+    """wandb as upstream's logger drives it: after ``close`` (``wandb.finish``) a log raises."""
+
+    def __init__(self) -> None:
+        self.logged: list[tuple[str, int, dict]] = []
+        self.closed = False
+
+    def _log(self, kind: str, step: int, logs: dict) -> None:
+        if self.closed:
+            raise RuntimeError("You must call wandb.init() before wandb.log()")
+        self.logged.append((kind, step, dict(logs)))
+
+    def log_train(self, step: int, logs: dict) -> None:
+        self._log("train", step, logs)
+
+    def log_eval(self, step: int, logs: dict) -> None:
+        self._log("eval", step, logs)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(("steps", "eval_every"), [(2, 10), (3, 2), (2, 2)])
+def test_the_last_eval_reaches_the_trackers_before_they_close(tmp_path, monkeypatch, steps, eval_every):
+    """Whatever the run's length and eval grid: a last step off the grid is evaluated after upstream's
+    loop, which closes the trackers as it ends; the eval must come first (else wandb raises and a
+    trained run fails without ``final/``)."""
+    trainer = _bare_trainer(tmp_path, "infoppo", eval_steps=eval_every)
+    trainer.settings = method_settings("infoppo", rl_steps=steps, eval_before=False)
+    trainer.args.train.num_episodes = 1
+    trainer.args.rollout.batch_size = 2
+    trainer.generate_kwargs = {}
+    trainer.eval_dataloader = object()
+    trainer.prompts_dataloader = _Prompts(range(100))
+    trainer.init_checkpoint_states = lambda: {"episode": 0, "global_step": 0, "total_consumed_prompts": 0}
+    trainer.restore_best_checkpoint_state = lambda states: None
+    trainer.save_best_checkpoint = lambda logs, step, client_states=None: None
+    trainer.wandb_logger = wandb = _Wandb()
+    trainer.samples_generator = SimpleNamespace(
+        generate_samples=partial(trainer._draw_within_budget, lambda **kw: (["a", "b"], None, 1, False))
+    )
+    upstream = type(trainer).__mro__[1]
+    monkeypatch.setattr(upstream, "train_step", lambda self, samples, step: ({"policy_loss": 0.5}, step + 1))
+    monkeypatch.setattr(upstream, "evaluate", lambda self, step, **kw: {"eval_aime24_pass1": 0.25})
+    trainer.fit()
+    evals = [(step, logs) for kind, step, logs in wandb.logged if kind == "eval"]
+    assert [step for step, _ in evals][-1] == steps and wandb.closed
+    assert evals[-1][1]["eval_aime24"] == 25.0 and evals[-1][1]["eval_aime24_reward_mean"] == 0.25
+    assert not [key for _, logs in evals for key in logs if key.endswith("_pass1")]
+    assert read_metrics(tmp_path / "metrics.jsonl")[-1]["eval_aime24"] == 25.0
+
+
+def test_a_failed_fit_leaves_the_trackers_unclosed_as_upstream_does(tmp_path, monkeypatch):
+    trainer = _bare_trainer(tmp_path, "infoppo")
+    trainer.init_checkpoint_states = lambda: {"global_step": 0}
+    trainer.wandb_logger = wandb = _Wandb()
+
+    def broken_fit(self, global_step=0):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(trainer).__mro__[1], "fit", broken_fit)
+    with pytest.raises(OSError):
+        trainer.fit()
+    assert not wandb.closed
+    wandb.close()  # its own method again
+    assert wandb.closed
 
 
 def test_the_opening_eval_is_the_base_models_or_the_interrupted_steps(tmp_path):

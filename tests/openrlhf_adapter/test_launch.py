@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
+import signal
 import subprocess
+import sys
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 from openrlhf_fixtures import method_settings
@@ -102,6 +106,32 @@ def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(mo
         assert "sekret-1234" not in repr(ray_runtime_env(settings))
 
 
+def test_only_the_infoppo_variables_the_workers_read_reach_ray(monkeypatch):
+    """Ray writes its runtime environment, every value, to the session's runtime_env_agent.log: a
+    blanket copy of ``INFOPPO_*`` put the caller's cache path and sweep settings there."""
+    import inspect
+    import re
+
+    from infoppo_cli.openrlhf_adapter import reward_func, settings
+
+    monkeypatch.setenv("INFOPPO_REWARD_TIMEOUT", "5")
+    monkeypatch.setenv("INFOPPO_REWARD_WORKERS", "2")
+    monkeypatch.setenv("INFOPPO_CACHE", "/home/someone/private-cache")
+    monkeypatch.setenv("INFOPPO_SWEEP_EXECUTABLE", "/opt/sweep")
+    for runtime in (method_settings(ray_address="auto"), method_settings(device="cpu"), method_settings()):
+        env = ray_runtime_env(runtime)["env_vars"]
+        ours = {key: value for key, value in env.items() if key.startswith("INFOPPO_")}
+        assert ours == {
+            "INFOPPO_REWARD_TIMEOUT": "5",
+            "INFOPPO_REWARD_WORKERS": "2",
+            "INFOPPO_REWARD_STYLE": runtime.reward,
+        }
+    read_in_workers = re.findall(
+        r'"(INFOPPO_\w+)"', inspect.getsource(reward_func) + inspect.getsource(settings)
+    )
+    assert set(read_in_workers) == set(ours)  # what the workers read, and nothing else
+
+
 @pytest.mark.parametrize("method", ["infoppo", "dapo-ft"])
 @pytest.mark.slow
 def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_path):
@@ -154,3 +184,37 @@ def test_the_gpus_a_run_asks_for_are_counted_before_ray_waits_for_them(flags, ne
     ]
     argv += ["--algo.kl.init_coef", "0"] if "--algo.kl.init_coef" not in flags else []
     assert gpus_needed([*argv, *flags]) == needed
+
+
+def test_the_embedded_ray_is_kept_on_loopback_without_a_metrics_exporter(monkeypatch, tmp_path):
+    """Ray 2.55 turns ``_node_ip_address="127.0.0.1"`` into the machine's address, and its Prometheus
+    exporters then answered on every interface; its single-machine switch keeps the node on loopback."""
+    from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
+
+    for name in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_enable_metrics_collection", "RAY_AUTH_MODE"):
+        monkeypatch.setenv(name, "1")  # restored after the test; overridden by the embedded Ray's
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    LocalRay.prepare_environment()
+    assert os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert os.environ["RAY_enable_metrics_collection"] == "0"  # noqa: SIM112 (Ray spells it so)
+    assert os.environ["RAY_AUTH_MODE"] == "token" and len(os.environ["RAY_AUTH_TOKEN"]) == 64
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_at_start_up_leaves_no_ray_session_folder(signum, tmp_path):
+    """Python's default for SIGTERM ends the process before any ``finally``: the private session folder
+    made at start-up was left in /tmp."""
+    script = (
+        "import sys, time\n"
+        "from infoppo_cli.openrlhf_adapter.local_ray import LocalRay\n"
+        "local = LocalRay(None)\n"
+        "print(local.session_root, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    folder = Path(child.stdout.readline().strip())
+    assert folder.is_dir() and folder.name.startswith("infoppo-ray-")
+    child.send_signal(signum)
+    assert child.wait(timeout=30) == 128 + signum
+    assert not folder.exists()

@@ -7,9 +7,16 @@ import math
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infoppo_cli.components import REWARDS
-from infoppo_cli.openrlhf_adapter.metrics_log import TrainMetricsLog, eval_fields, step_record
+from infoppo_cli.openrlhf_adapter.metrics_log import (
+    TrainMetricsLog,
+    bench_accuracies,
+    eval_fields,
+    step_record,
+)
 from infoppo_cli.rundir import metric_number, read_metrics
 
 BINARY, SIGNED = REWARDS["binary"].values, REWARDS["signed"].values
@@ -41,7 +48,42 @@ def test_eval_fields_give_percent_accuracy():
     fields = eval_fields(
         {"eval_aime24_pass1": 0.25, "eval_aime24_pass4": 0.5, "eval_num_samples": 120}, BINARY
     )
-    assert fields["eval_aime24"] == 25.0 and fields["eval_aime24_pass4"] == 0.5
+    assert fields["eval_aime24"] == 25.0 and fields["eval_aime24_pass_at_4_pct"] == 50.0
+
+
+def test_every_eval_key_says_what_it_holds_a_mean_reward_is_never_called_pass1():
+    """A DAPO run (+1/-1 rewards) at 32% accuracy logs a mean reward of -0.36: upstream calls it
+    ``eval_<bench>_pass1``, which reads as an accuracy."""
+    logs = {
+        "eval_arithmetic_pass1": -0.36,
+        "eval_arithmetic_pass8": 0.5,
+        "eval_arithmetic_truncated_rate": 0.0,
+    }
+    fields = eval_fields(logs, SIGNED)
+    assert fields["eval_arithmetic"] == pytest.approx(32.0)  # Mean@k accuracy, percent
+    assert fields["eval_arithmetic_reward_mean"] == -0.36
+    assert fields["eval_arithmetic_pass_at_8_pct"] == pytest.approx(75.0)  # best of 8 rewards, as pass@8
+    assert not [key for key in fields if key.endswith(("_pass1", "_pass8"))]
+    assert eval_fields(fields, SIGNED) == fields  # translated names are kept as they are
+
+
+@given(
+    st.floats(0.0, 1.0),
+    st.sampled_from([BINARY, SIGNED]),
+    st.text("abcdefghijklmnopqrstuvwxyz0123456789_", min_size=1, max_size=12),
+)
+def test_the_accuracy_and_the_mean_reward_are_one_value_on_two_scales(share, rewards, bench):
+    correct, otherwise = rewards
+    reward_mean = otherwise + share * (correct - otherwise)  # ``share`` of the samples correct
+    fields = eval_fields({f"eval_{bench}_pass1": reward_mean}, rewards)
+    assert fields[f"eval_{bench}"] == pytest.approx(100.0 * share, abs=1e-9)
+    assert fields[f"eval_{bench}_reward_mean"] == reward_mean
+    assert bench_accuracies(fields) == {bench: fields[f"eval_{bench}"]}
+
+
+def test_an_old_run_s_eval_lines_are_still_read_as_accuracies():
+    old_line = {"step": 2, "eval_aime25_pass1": 0.5, "eval_aime25": 50.0, "eval_mean_over_benches": 0.5}
+    assert bench_accuracies(old_line) == {"aime25": 50.0}
 
 
 def test_log_holds_a_step_until_its_eval(tmp_path):
@@ -56,7 +98,7 @@ def test_log_holds_a_step_until_its_eval(tmp_path):
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines == [
         {"step": 1, "reward_mean": 0.1},
-        {"step": 2, "reward_mean": 0.2, "eval_aime25_pass1": 0.5, "eval_aime25": 50.0},
+        {"step": 2, "reward_mean": 0.2, "eval_aime25_reward_mean": 0.5, "eval_aime25": 50.0},
         {"step": 3},
     ]
 
@@ -123,11 +165,10 @@ def test_a_resumed_log_cuts_a_torn_last_line_and_keeps_diverged_values(tmp_path)
 
 def test_the_mean_over_benchmarks_is_an_accuracy_in_percent_whatever_the_reward():
     """The best checkpoint is chosen on it; it used to be the mean reward (a fraction, or in [-1, 1])."""
-    from infoppo_cli.openrlhf_adapter.actors import with_benchmark_mean
-    from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
+    from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN, eval_record
 
     logs = {"eval_aime24_pass1": 0.25, "eval_aime25_pass1": 0.75, "eval_aime24_pass16": 0.9}
-    assert with_benchmark_mean(logs, reward_values=BINARY)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    assert eval_record(logs, reward_values=BINARY)[BENCHMARK_MEAN] == pytest.approx(50.0)
     signed = {"eval_aime24_pass1": -0.5, "eval_aime25_pass1": 0.5}  # mean rewards of +1/-1
-    assert with_benchmark_mean(signed, reward_values=SIGNED)[BENCHMARK_MEAN] == pytest.approx(50.0)
+    assert eval_record(signed, reward_values=SIGNED)[BENCHMARK_MEAN] == pytest.approx(50.0)
     assert BENCHMARK_MEAN.endswith("_pct")

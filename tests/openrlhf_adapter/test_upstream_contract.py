@@ -310,19 +310,6 @@ def hf_copies_are_named_after_their_tag():
     assert 'f"{tag}_hf"' in _source(PolicyModelActor.__ray_actor_class__.save_checkpoint)
 
 
-def the_actor_worker_is_set_up_with_the_engines():
-    """The CPU actor withholds the engines so that no NCCL group is opened to them."""
-    from openrlhf.trainer.ray.ppo_actor import ActorPPOTrainer, PolicyModelActor
-
-    init = PolicyModelActor.__ray_actor_class__.init_model_from_pretrained
-    assert _params(init) == ["self", "strategy", "pretrain", "max_steps", "vllm_engines"]
-    guard = (
-        "if self.vllm_engines is not None and not self.use_cuda_ipc and torch.distributed.get_rank() == 0:"
-    )
-    assert guard in _source(ActorPPOTrainer.__init__)
-    assert "self.trainer.broadcast_to_vllm" in _calls(PolicyModelActor.__ray_actor_class__.broadcast_to_vllm)
-
-
 # --------------------------------------------------------------------------- sample generation
 
 
@@ -349,12 +336,54 @@ def rollouts_reach_an_engine_through_generate_responses():
     assert "llm_engine.generate" in _calls(SingleTurnAgentExecutor.execute)
 
 
-def the_cpu_engines_have_create_vllm_engines_signature():
-    from openrlhf.trainer.ray.vllm_engine import create_vllm_engines
+def the_engines_are_placed_through_two_module_names():
+    """``create_vllm_engines`` places its engines with the module's ``placement_group`` (GPU bundles)
+    and builds each from the module's ``RolloutRayActor`` through ``.options(num_gpus=...)``: the two
+    names ``cpu/rollout.place_engines_on_cpus`` rebinds."""
+    import openrlhf.trainer.ray.vllm_engine as vllm_engine
 
-    from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
+    assert _module_imports(vllm_engine).get("placement_group") == "ray.util.placement_group"
+    text = _source(vllm_engine.create_vllm_engines)
+    assert 'bundles = [{"GPU": 1, "CPU": 1}' in text
+    assert 'shared_pg = placement_group(bundles, strategy="PACK")' in text
+    options = [
+        call
+        for call in ast.walk(_tree(vllm_engine.create_vllm_engines))
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "RolloutRayActor.options"
+    ]
+    assert len(options) == 1
+    assert {k.arg for k in options[0].keywords} == {"num_cpus", "num_gpus", "scheduling_strategy"}
 
-    assert _params(create_cpu_engines) == _params(create_vllm_engines)
+
+def the_engine_builds_vllm_from_its_kwargs():
+    """The engine's ``__init__`` builds vLLM's engine from its keyword arguments, which name the worker
+    extension (upstream's ``WorkerWrap``; ``CpuRolloutRayActor`` names ``CpuWorkerWrap``)."""
+    from openrlhf.trainer.ray.vllm_engine import RolloutRayActor, create_vllm_engines
+
+    init = RolloutRayActor.__ray_actor_class__.__init__
+    assert inspect.iscoroutinefunction(init)
+    assert "vllm.AsyncEngineArgs(*args, **self.kwargs)" in _source(init)
+    worker = '"worker_extension_cls": "openrlhf.trainer.ray.vllm_worker_wrap.WorkerWrap"'
+    assert worker in _source(create_vllm_engines)
+
+
+def the_weight_sync_group_is_opened_by_name():
+    """The actor opens the sync group with its module's ``stateless_init_process_group`` (unless the
+    group is Ray's) and the engine's ``WorkerWrap`` imports it at call time; the engine receives each
+    parameter into a ``cuda`` buffer, and the actor flags the last one with ``empty_cache``."""
+    import openrlhf.trainer.ray.ppo_actor as ppo_actor
+    from openrlhf.trainer.ray.vllm_worker_wrap import WorkerWrap
+
+    assert _module_imports(ppo_actor).get("stateless_init_process_group") == "openrlhf.utils.distributed_util"
+    assert "stateless_init_process_group" in _calls(ppo_actor.ActorPPOTrainer._init_vllm_sync_group)
+    init = _source(WorkerWrap.init_process_group)
+    assert "from openrlhf.utils.distributed_util import stateless_init_process_group" in init
+    assert _params(WorkerWrap.update_weight) == ["self", "name", "dtype", "shape", "empty_cache"]
+    update = _source(WorkerWrap.update_weight)
+    assert 'torch.empty(shape, dtype=dtype, device="cuda")' in update
+    assert "self._model_update_group.broadcast(weight, src=0" in update
+    broadcast = " ".join(_source(ppo_actor.ActorPPOTrainer.broadcast_to_vllm).split())
+    assert "empty_cache=count == num_params" in broadcast
 
 
 # --------------------------------------------------------------------------- strategy and schedule
@@ -458,8 +487,15 @@ def the_replay_buffers_are_built_from_the_module_name():
     assert "torch.cuda.current_device" in _source(NaiveReplayBuffer.__init__)
 
 
-CPU_WORKER_CUDA_CALLS = {"current_device", "synchronize", "empty_cache", "set_device", "is_available"}
-"""What ``cpu/torch_device`` answers on the CPU (four functions), and ``is_available`` (False there)."""
+CPU_WORKER_CUDA_CALLS = {
+    "current_device",
+    "synchronize",
+    "empty_cache",
+    "set_device",
+    "current_stream",
+    "is_available",
+}
+"""What ``cpu/torch_device`` answers on the CPU (five functions), and ``is_available`` (False there)."""
 
 
 def _torch_cuda_names(tree: ast.AST) -> set[str]:
@@ -470,9 +506,8 @@ def _torch_cuda_names(tree: ast.AST) -> set[str]:
     }
 
 
-def the_cpu_workers_call_four_torch_cuda_functions():
-    """The modules a CPU run's workers execute call no other ``torch.cuda`` function, but for the
-    NCCL weight broadcast (``current_stream``), which the CPU actor replaces (``broadcast_to_vllm``)."""
+def the_cpu_workers_call_five_torch_cuda_functions():
+    """The modules a CPU run's workers execute call no other ``torch.cuda`` function."""
     import openrlhf.models.ring_attn_utils as ring_attn_utils
     import openrlhf.trainer.ppo_utils.replay_buffer as replay_buffer
     import openrlhf.trainer.ray.launcher as launcher
@@ -494,14 +529,12 @@ def the_cpu_workers_call_four_torch_cuda_functions():
         loss_utils,
     ):
         assert _torch_cuda_names(ast.parse(inspect.getsource(module))) <= CPU_WORKER_CUDA_CALLS, module
-    actor = _torch_cuda_names(ast.parse(inspect.getsource(ppo_actor)))
-    assert actor - CPU_WORKER_CUDA_CALLS == {"current_stream"}
-    assert "current_stream" in _torch_cuda_names(_tree(ppo_actor.ActorPPOTrainer.broadcast_to_vllm))
+    assert _torch_cuda_names(ast.parse(inspect.getsource(ppo_actor))) <= CPU_WORKER_CUDA_CALLS
 
 
-def openrlhf_imports_from_vllm_what_the_stand_ins_hold():
-    """Every vLLM name an OpenRLHF module imports when it is loaded is there: in ``cpu/stand_ins``'
-    modules where vLLM is missing (this machine), in vLLM's own where it is installed."""
+def openrlhf_imports_from_vllm_what_vllm_holds():
+    """Every vLLM name an OpenRLHF module imports when it is loaded is in the installed vLLM (its CPU
+    build here: no stand-in)."""
     import importlib
     from pathlib import Path
 
@@ -651,10 +684,11 @@ CONTRACT: list[Callable[[], None]] = [
     training_step_calls_the_loss_and_returns_entropy,
     the_policy_loss_clamps_with_its_eps_attributes,
     hf_copies_are_named_after_their_tag,
-    the_actor_worker_is_set_up_with_the_engines,
     the_recorder_sees_every_response_before_filtering,
     rollouts_reach_an_engine_through_generate_responses,
-    the_cpu_engines_have_create_vllm_engines_signature,
+    the_engines_are_placed_through_two_module_names,
+    the_engine_builds_vllm_from_its_kwargs,
+    the_weight_sync_group_is_opened_by_name,
     the_strategy_drives_the_engine_through_three_methods,
     the_warm_up_is_a_ratio_of_the_schedule,
     micro_batches_are_counted_as_the_validator_counts_them,
@@ -662,8 +696,8 @@ CONTRACT: list[Callable[[], None]] = [
     prompts_are_rendered_with_the_chat_template_as_eval_renders_them,
     the_actor_group_places_workers_by_gpu_bundles,
     the_replay_buffers_are_built_from_the_module_name,
-    the_cpu_workers_call_four_torch_cuda_functions,
-    openrlhf_imports_from_vllm_what_the_stand_ins_hold,
+    the_cpu_workers_call_five_torch_cuda_functions,
+    openrlhf_imports_from_vllm_what_vllm_holds,
     ring_attention_imports_flash_attn_when_loaded,
     the_strategy_builds_one_cuda_device_mesh,
     a_short_batch_ends_the_pass,

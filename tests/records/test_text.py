@@ -5,10 +5,20 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infoppo_cli.records.text import REPLACEMENT, dumps, has_lone_surrogate, json_file_text, valid_text
+from infoppo_cli.records.jsonl import parse_line
+from infoppo_cli.records.text import (
+    REPLACEMENT,
+    NestedTooDeeply,
+    dumps,
+    has_lone_surrogate,
+    json_file_text,
+    loads,
+    valid_text,
+)
 
 
 def strict_loads(text: str):
@@ -49,3 +59,14 @@ def test_dumps_writes_standard_json_that_encodes(value):
 def test_non_finite_numbers_are_written_as_null():
     text = json_file_text({"se": math.nan, "k": [math.inf, -math.inf, 1.5]})
     assert text.endswith("}\n") and strict_loads(text) == {"se": None, "k": [None, None, 1.5]}
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a":' * 100_000 + "1" + "}" * 100_000])
+def test_deep_nesting_is_malformed_json_for_every_reader(text):
+    """One mechanism: a whole-file reader (``loads``) and the JSONL line parser say the same."""
+    with pytest.raises(json.JSONDecodeError) as refused:  # what each reader already catches
+        loads(text)
+    assert isinstance(refused.value, NestedTooDeeply) and str(refused.value) == "nested too deeply to read"
+    line = parse_line(1, text.encode() + b"\n")
+    assert line.record is None and line.error == "not valid JSON (nested too deeply to read)"
+    assert loads('{"a": [1]}') == {"a": [1]}

@@ -62,6 +62,22 @@ def test_lines_without_step_use_their_line_number_and_say_so(tmp_path: Path) -> 
     )
 
 
+def test_lines_with_invalid_values_are_skipped_with_a_warning_naming_file_and_line(tmp_path: Path) -> None:
+    run = tmp_path / "bad-values"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text(
+        '{"step": 1, "reward_mean": 0.1}\n'
+        '{"step": -5, "reward_mean": 0.2}\n'
+        '{"step": 2, "reward_mean": "high"}\n'
+    )
+    inputs = read_inputs([run])
+    assert inputs.runs[0].series("reward_mean") == [(1, 0.1)]
+    assert (
+        f"bad-values: skipped 2 line(s) of {run / 'metrics.jsonl'} with invalid values "
+        '(line 2: step -5 is negative; line 3: reward_mean "high" is not a number)'
+    ) in inputs.notes
+
+
 def test_a_run_without_metrics_and_an_eval_directory_are_read(tmp_path: Path) -> None:
     empty = tmp_path / "run-b"
     empty.mkdir()
@@ -119,14 +135,13 @@ def test_non_finite_values_are_read_as_data_in_every_encoding(tmp_path: Path) ->
         '{"step": 1, "reward_mean": 0.5, "entropy_mean": 1.0}',
         '{"step": 2, "reward_mean": NaN, "entropy_mean": Infinity}',  # Python's json default
         '{"step": 3, "reward_mean": "NaN", "entropy_mean": "-Infinity"}',  # standard JSON
-        '{"step": 4, "reward_mean": null, "entropy_mean": "inf", "note": "text"}',
+        '{"step": 4, "reward_mean": null, "entropy_mean": "inf"}',
     ]
     (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
     [data] = read_inputs([run]).runs
     rewards = [value for _, value in data.series("reward_mean")]
     assert rewards[0] == 0.5 and all(math.isnan(value) for value in rewards[1:])
     assert [value for _, value in data.series("entropy_mean")] == [1.0, math.inf, -math.inf, math.inf]
-    assert "note" not in data.steps[-1]  # text is not a metric
     assert math.isnan(data.last("reward_mean"))  # not 0.5 from step 1
 
 

@@ -137,3 +137,46 @@ def test_hparams_name_every_method_setting_of_a_run(tmp_path: Path) -> None:
     assert (row["gamma"], row["lambda"], row["actor-lr"], row["critic-lr"]) == (0.999, 0.99, 1e-6, 2e-6)
     assert (row["eps-low-info"], row["eps-high-info"], row["norm"], row["steps"]) == (10.0, 20.0, "batch", 40)
     assert row["clip"] == "0.2/0.28" and row["seed"] == 3
+
+
+def _run_dir(tmp_path: Path, name: str, status: str, lines: list[dict]) -> Path:
+    import json
+
+    run_dir = tmp_path / name
+    run_dir.mkdir()
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = {"method": "dapo", "model": "m", "openrlhf_flags": {}, "infotime": {"rl_steps": 2}}
+    (run_dir / "manifest.json").write_text(json.dumps({"config": config, "seed": 1, "status": status}))
+    return run_dir
+
+
+def test_an_accuracy_that_is_not_the_runs_last_eval_says_its_step_and_the_runs_status(tmp_path: Path) -> None:
+    """A run that failed at its final eval showed its step-0 eval as its accuracy, unmarked."""
+    from infoppo_cli.report.runs import read_run
+    from infoppo_cli.report.tables import markdown_table, table_rows
+
+    step0 = {"step": 0, "eval_arithmetic": 32.69, "eval_arithmetic_reward_mean": -0.35}
+    failed = _run_dir(tmp_path, "failed", "failed", [step0, {"step": 1, "policy_loss": 0.1}])
+    early = _run_dir(tmp_path, "early", "finished", [step0, {"step": 1, "policy_loss": 0.1}])
+    ended = {"step": 1, "policy_loss": 0.1, "eval_arithmetic": 40.0, "eval_arithmetic_reward_mean": -0.2}
+    cut = _run_dir(tmp_path, "cut", "interrupted", [step0, ended])
+    done = _run_dir(tmp_path, "done", "finished", [step0, ended])
+    runs = [read_run(path, []) for path in (failed, early, cut, done)]
+    assert eval_benches_of(runs) == ["arithmetic"]  # its mean reward names it a benchmark
+    columns, rows = table_rows(runs, ["arithmetic"])
+    cells = {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+    shown = {name: cell_text(cell["arithmetic"]) for name, cell in cells.items()}
+    assert shown == {
+        "failed": "32.69 (step 0; run failed)",
+        "early": "32.69 (step 0)",
+        "cut": "40 (step 1; run interrupted)",
+        "done": "40",
+    }
+    assert cells["failed"]["status"] == "failed" and cells["done"]["status"] == "finished"
+    assert "32.69 (step 0; run failed)" in "\n".join(markdown_table(columns, rows))
+    assert csv_cell(cells["failed"]["arithmetic"]) == "32.69"  # the CSV keeps the number
+
+
+def test_an_old_run_s_eval_keys_still_name_its_benchmarks() -> None:
+    run = logging_run({"step": 2.0, "eval_arith": 30.0, "eval_arith_pass1": 0.3})
+    assert eval_benches_of([run]) == ["arith"]

@@ -41,15 +41,35 @@ def test_later_lines_win_for_any_order_of_steps(tmp_path_factory, lines):
 
 def test_metric_numbers_keep_non_finite_values_in_every_encoding(tmp_path):
     path = tmp_path / "metrics.jsonl"
-    path.write_text(
-        '{"step": 1, "a": NaN, "b": "-Infinity", "c": null, "d": "inf", "e": 2, "f": true, "g": "x"}\n'
-    )
+    path.write_text('{"step": 1, "a": NaN, "b": "-Infinity", "c": null, "d": "inf", "e": 2}\n')
     [record] = read_metrics_log(path).records
     numbers = {key: metric_number(value) for key, value in record.items()}
     assert math.isnan(numbers["a"]) and math.isnan(numbers["c"])
     assert (numbers["b"], numbers["d"], numbers["e"]) == (-math.inf, math.inf, 2.0)
-    assert numbers["f"] is None and numbers["g"] is None  # a flag or text is not a metric
+    assert metric_number(True) is None and metric_number("x") is None  # a flag or text is not a metric
     assert metric_number(10**400) == math.inf and metric_number("NaN") != metric_number("NaN")
+
+
+def test_a_line_with_a_value_outside_the_schema_is_skipped_and_said_why(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 1, "reward_mean": 0.5}\n'
+        '{"step": -5, "reward_mean": 0.9}\n'
+        '{"step": 2, "reward_mean": "high"}\n'
+        '{"step": 3, "flag": true, "reward_mean": 0.7}\n'
+        '{"step": 4, "reward_mean": [' + ", ".join(["1"] * 30) + "]}\n"
+        '{"step": 0, "eval_x": 50.0}\n'  # the base model's eval: step 0 is a step
+    )
+    log = read_metrics_log(path)
+    assert [record["step"] for record in log.records] == [0, 1]  # never plotted
+    assert log.invalid_lines[:3] == [
+        (2, "step -5 is negative"),
+        (3, 'reward_mean "high" is not a number'),
+        (4, "flag true is not a number"),
+    ]
+    number, why = log.invalid_lines[3]  # a long value is cut short
+    assert number == 5 and why.startswith("reward_mean [1, 1,") and why.endswith("... is not a number")
+    assert len(why) < 70
 
 
 def test_a_line_is_standard_json_with_non_finite_values_as_text():

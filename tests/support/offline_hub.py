@@ -13,7 +13,7 @@ def nothing_cached(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
     import datasets.config
     from huggingface_hub import constants
 
-    import infoppo_cli.eval.hub as hub
+    import infoppo_cli.data.hub as hub
 
     (root / "hub").mkdir(parents=True, exist_ok=True)
     (root / "datasets").mkdir(parents=True, exist_ok=True)

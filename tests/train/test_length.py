@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.full_batches import FullBatches
 from infoppo_cli.train.length import (
     FILTER_HEADROOM,
     checkpoint_steps,
@@ -34,7 +36,8 @@ def test_dynamic_filtering_plans_headroom_for_dropped_groups():
         "algo.dynamic_filtering_enable": True,
     }
     length = run_length(flags, 1050, 17398)
-    assert length.passes == math.ceil(1050 * 512 * FILTER_HEADROOM / 17398) == 310
+    # a pass keeps 1 group in 10 at worst: 1739 groups, 3 batches of 512 (the rest dropped, full_batches)
+    assert length.passes == math.ceil(1050 / (17398 // (512 * FILTER_HEADROOM))) == 350
     assert "headroom" in length.describe_passes()
 
 
@@ -53,9 +56,10 @@ def test_a_run_that_could_never_update_is_refused(flags, steps, rows, message):
 
 
 def test_data_smaller_than_one_batch_is_carried_over_passes():
-    """63 prompts and batches of 64: each batch is completed from the next pass (``full_batches``)."""
+    """63 prompts and batches of 64: each batch is completed from the next pass, whose 62 prompts left
+    over are dropped (``full_batches``): two passes a batch."""
     length = run_length(FLAGS, 10, 63)
-    assert length.passes == math.ceil(10 * 64 / 63) == 11
+    assert length.passes == 20
     assert "completed from the next" in length.describe_passes()
 
 
@@ -63,7 +67,35 @@ def test_data_smaller_than_one_batch_is_carried_over_passes():
 def test_planned_passes_always_cover_the_steps(steps, rows, batch):
     flags = {**FLAGS, "rollout.batch_size": batch, "train.batch_size": 1}
     length = run_length(flags, steps, rows)  # rows < batch too: batches carry over passes
-    assert length.passes * rows >= steps * batch > (length.passes - 1) * rows
+    assert length.passes * rows >= steps * batch
+
+
+def _passes_full_batches_take(steps: int, batch: int, rows: int) -> int:
+    """Passes over ``rows`` prompts (one response each) in which upstream's loop, drawing ``batch``
+    prompts at a time through :class:`FullBatches`, makes ``steps`` RL steps."""
+    pass_left = SimpleNamespace(prompts=rows)
+
+    def generate_samples(**kwargs):
+        drawn = min(batch, pass_left.prompts)
+        pass_left.prompts -= drawn
+        return [0] * drawn, None, drawn, drawn < batch  # exhausted once a draw comes up short
+
+    generator = SimpleNamespace(generate_samples=generate_samples)
+    FullBatches(generator, batch_responses=batch, samples_per_prompt=1)
+    made = passes = 0
+    while made < steps:
+        passes, pass_left.prompts = passes + 1, rows
+        exhausted = False
+        while not exhausted and made < steps:
+            samples, _, _, exhausted = generator.generate_samples()
+            made += bool(samples)
+    return passes
+
+
+@given(steps=st.integers(1, 200), rows=st.integers(1, 500), batch=st.integers(1, 64))
+def test_planned_passes_are_the_passes_full_batches_take(steps, rows, batch):
+    flags = {**FLAGS, "rollout.batch_size": batch, "train.batch_size": 1}
+    assert run_length(flags, steps, rows).passes == _passes_full_batches_take(steps, batch, rows)
 
 
 @given(steps=st.integers(1, 3000), every=st.integers(1, 100), before=st.booleans())

@@ -160,3 +160,55 @@ def test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything(tmp_p
     assert "step 3/3  " in log and "eval at step 3: " in log and "(exit code 0)" in log
     assert MARKER not in log and "\x1b[" not in log
     assert_the_planned_program_ran("info-gae", read_metrics(run / "metrics.jsonl"))
+
+
+FULL_FILE = "/runs/r/ckpt/_actor/global_step2/mp_rank_00_model_states.pt"
+
+
+class _FullDiskLog:
+    """``train.log`` on a disk that fills after ``room`` lines: each later write raises ENOSPC."""
+
+    def __init__(self, room: int) -> None:
+        self.room, self.lines = room, []
+
+    def write(self, text: str) -> None:
+        if len(self.lines) >= self.room:
+            raise OSError(28, "No space left on device")
+        self.lines.append(text)
+
+    def close(self) -> None:
+        raise OSError(28, "No space left on device")  # the line it still held
+
+
+def test_a_full_disk_is_one_error_line_with_the_path_and_the_space_and_the_run_goes_on(tmp_path):
+    """A full disk made the launch process's log writes raise (a traceback, the manifest left
+    "running"); the run's own checkpoint write that found it full says where."""
+    seen = Seen()
+    lines = [
+        *CHILD_LINES,
+        "Traceback (most recent call last):",
+        f"OSError: [Errno 28] No space left on device: '{FULL_FILE}'",
+    ]
+    output = TrainOutput(tmp_path / "train.log", seen, disk_needed=48e6)
+    with output:
+        output.log = _FullDiskLog(room=3)
+        process = subprocess.Popen(
+            child(lines, 1), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env({})
+        )
+        code = output.pump(process)  # no exception: every line is read, the steps shown
+        output.end(code, "failed")
+    assert code == 1 and "step 2/2  reward 0.600  took 2.0s" in seen.lines
+    assert not [line for line in seen.lines if "Traceback" in line]  # the error line says it all
+    error = seen.lines[-1]
+    assert error.startswith("error: training stopped with exit code 1: no space left on the device of ")
+    assert FULL_FILE in error
+    assert "the run at its peak needs about 48 MB" in error and " free there" in error and "--resume" in error
+    assert output.log_failure is not None and output.log_failure.errno == 28
+
+
+def test_a_log_that_cannot_be_written_is_named_when_the_child_does_not_say():
+    output = TrainOutput(Path("/runs/r/train.log"), Seen())
+    output.log_failure = OSError(28, "No space left on device")
+    assert "device of /runs/r/train.log" in (output.full_disk() or "")
+    output.log_failure = OSError(5, "Input/output error")
+    assert output.full_disk() is None

@@ -65,9 +65,21 @@ def test_the_clock_turns_a_run_s_events_into_lines_with_the_time_left():
     assert two.endswith("left ~18s")  # 1 step at 10 s (the first step left out) + 1 eval x 8 s
     assert clock.left() == pytest.approx(18.0)
     resumed = RunClock()
-    assert resumed.take({"event": "start", "step": 4, "steps": 6, "evals_left": 1}).startswith(
-        "resumed at step 5"
+    assert resumed.take({"event": "start", "step": 4, "steps": 6, "evals_left": 1}) == (
+        "resumed after step 4 of 6: 2 RL steps left"
     )
+
+
+@pytest.mark.parametrize(
+    ("done", "steps", "line"),
+    [
+        (2, 2, "resumed after step 2 of 2: no RL step left to train"),  # never "at step 3" of 2
+        (1, 2, "resumed after step 1 of 2: 1 RL step left"),
+        (3, None, "resumed after step 3 (the run's length is unknown)"),
+    ],
+)
+def test_the_resume_line_says_where_the_run_is_and_what_is_left(done, steps, line):
+    assert RunClock().take({"event": "start", "step": done, "steps": steps}) == line
 
 
 def test_an_event_is_found_behind_ray_s_prefix_and_nothing_else_is_one():

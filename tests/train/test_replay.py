@@ -42,15 +42,32 @@ def recorded_run(tmp_path):
 def test_no_changes_give_the_byte_identical_command(recorded_run):
     out, original = recorded_run
     recorded = read_recorded(str(out))
-    plan = plan_training(replay_request(recorded, []))
+    plan = plan_training(replay_request(recorded, [], str(out)))  # into its own directory, as recorded
     assert shlex.join(plan.command()) == shlex.join(recorded.command) == shlex.join(original.command())
     assert differences(recorded, plan) == []
+
+
+def test_a_replay_goes_beside_the_run_unless_it_resumes_it(recorded_run):
+    out, _ = recorded_run
+    recorded = read_recorded(str(out))
+    assert replay_request(recorded, []).output_dir == str(out.parent / "run-replay")
+    (out.parent / "run-replay").mkdir()
+    assert replay_request(recorded, []).output_dir == str(out.parent / "run-replay2")
+    assert replay_request(recorded, [], resume=True).output_dir == str(out)  # --resume continues the run
+    plan = plan_training(replay_request(recorded, []))
+    changed = {what for what, _, _ in differences(recorded, plan)}  # only the run directory's paths
+    assert changed == {
+        "--ckpt.output_dir",
+        "--ckpt.path",
+        "--logger.tensorboard_dir",
+        "--logger.wandb.run_name",
+    }
 
 
 def test_a_set_change_is_shown_against_the_record(recorded_run):
     out, _ = recorded_run
     recorded = read_recorded(str(out))
-    plan = plan_training(replay_request(recorded, ["actor.adam.lr=2e-6"]))
+    plan = plan_training(replay_request(recorded, ["actor.adam.lr=2e-6"], str(out)))
     assert differences(recorded, plan) == [("--actor.adam.lr", "1e-06", "2e-6")]
     assert plan.flags["algo.advantage.gamma"] == 0.99 and plan.flags["train.seed"] == 3
 
@@ -62,7 +79,7 @@ def test_changed_versions_and_commit_are_shown(recorded_run):
     body["git_commit"] = "0" * 40
     (out / "manifest.json").write_text(json.dumps(body))
     recorded = read_recorded(str(out))
-    rows = differences(recorded, plan_training(replay_request(recorded, [])))
+    rows = differences(recorded, plan_training(replay_request(recorded, [], str(out))))
     assert rows[0][:2] == ("version of torch", "1.0.0")
     assert rows[-1][:2] == ("git commit", "0" * 40)
 
@@ -75,7 +92,10 @@ def test_cli_replay_dry_run(recorded_run, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "no differences from" not in result.output  # the output directory differs
     assert "--infotime.method info-clip" in result.output and "--infotime.rl_steps" in result.output
-    in_place = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])
+    beside = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])  # the documented example
+    assert beside.exit_code == 0, beside.output
+    assert "error" not in beside.output and str(out.parent / "run-replay") in beside.output
+    in_place = runner.invoke(app, ["train", "--replay", str(out), "--dry-run", "--output-dir", str(out)])
     plan, _, error = in_place.output.partition("error: ")  # after the plan, as every dry run's problem
     assert in_place.exit_code == 2 and "OpenRLHF invocation:" in plan and "already holds a run" in error
     changed = runner.invoke(

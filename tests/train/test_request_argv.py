@@ -25,9 +25,11 @@ def _values(field: dataclasses.Field, kind: typing.Any) -> st.SearchStrategy:
         return st.sampled_from(typing.get_args(choices))
     if typing.get_origin(kind) is list:
         return st.lists(WORD, max_size=3)
+    limits = (declaration(field) or {}).get("limits")  # a value the request accepts
+    least, most = (limits.least, limits.most or 10**6) if limits else (0, 10**6)
     return {
         bool: st.booleans(),
-        int: st.integers(min_value=0, max_value=10**6),
+        int: st.integers(min_value=least, max_value=most),
         float: st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False),
     }.get(kind, WORD)
 

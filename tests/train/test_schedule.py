@@ -81,7 +81,7 @@ def test_a_hub_dataset_is_counted_with_datasets(monkeypatch):
 
     monkeypatch.setattr(datasets, "load_dataset_builder", lambda name: Builder())
     p = plan_training(TrainRequest(preset="qwen3-4b", data="org/maths"))
-    assert p.length.prompts == 2000 and p.flags["train.num_episodes"] == 34  # ceil(1050 x 64 / 2000)
+    assert p.length.prompts == 2000 and p.flags["train.num_episodes"] == 34  # 31 batches a pass
 
 
 @settings(max_examples=200, deadline=None)

@@ -89,7 +89,7 @@ def test_online_without_a_key_is_refused_at_launch_and_reported_by_a_dry_run(dat
 
 def test_online_with_a_key_and_no_server_is_a_problem_not_an_offline_run(data, tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", "k" * 40)
-    monkeypatch.setattr("infoppo_cli.eval.hub.probe", lambda endpoint, timeout=3.0: "ConnectError: down")
+    monkeypatch.setattr("infoppo_cli.data.hub.probe", lambda endpoint, timeout=3.0: "ConnectError: down")
     dry = plan(data, tmp_path / "r", strict=False, wandb_mode="online")
     assert dry.tracking_env["WANDB_MODE"] == "online"
     assert dry.problems == [

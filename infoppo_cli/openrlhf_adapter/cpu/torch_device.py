@@ -3,9 +3,10 @@
 What is replaced, and why: besides its strategy's device mesh (``strategy``), OpenRLHF 0.11.2 calls
 ``torch.cuda`` itself in the code a CPU worker runs: ``current_device`` (the device its workers move
 batches to), ``synchronize`` and ``empty_cache`` (after training), ``set_device`` (the strategy's set-up),
+``current_stream`` (the stream the weight sync broadcasts on),
 and its replay buffer names its device ``cuda:{current_device()}``. Without CUDA each of these fails.
 
-* :func:`answer_cuda_calls_on_cpu` rebinds the four ``torch.cuda`` functions: ``current_device``
+* :func:`answer_cuda_calls_on_cpu` rebinds the five ``torch.cuda`` functions: ``current_device``
   answers ``"cpu"``, the others do nothing;
 * :func:`keep_replay_buffers_on_cpu` rebinds the replay buffer's name in the actor's and the critic's
   trainer modules to :class:`CpuReplayBuffer`.
@@ -48,6 +49,7 @@ def answer_cuda_calls_on_cpu() -> None:
     torch.cuda.synchronize = _does_nothing("synchronize")
     torch.cuda.empty_cache = _does_nothing("empty_cache")
     torch.cuda.set_device = _does_nothing("set_device")
+    torch.cuda.current_stream = _does_nothing("current_stream")  # the weight sync names CUDA's stream
 
 
 @contextmanager

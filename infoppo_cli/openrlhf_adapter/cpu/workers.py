@@ -6,16 +6,16 @@ What is replaced, and why (each a row of ``openrlhf_adapter.patches.PATCHES``):
   ``CriticModelActor``, each process set up for the CPU before upstream's ``__init__``
   (:func:`run_worker_on_cpu`): DeepSpeed on its CPU accelerator with the strategy's device mesh on the
   CPU (``strategy``), OpenRLHF's own ``torch.cuda`` calls answered on the CPU (``torch_device``);
-* the weight sync: upstream's actor opens an NCCL group to the vLLM engines and broadcasts every
-  parameter over it; :class:`CpuPolicyModelActor` withholds the engines from upstream's set-up and
-  sends the weights through Ray's object store instead;
+* the weight sync: upstream's actor opens a group to the vLLM engines and broadcasts every parameter
+  over it; in :class:`CpuPolicyModelActor` that group is gloo's (``weight_sync``), and after each sync
+  every engine's weights are checked against the actor's (:func:`check_engines_hold`);
 * the placement: upstream's ``RayActorGroup`` asks Ray for one GPU bundle per worker of a group of
   several, which a machine without GPUs never grants; :class:`CpuActorGroup` hands it a group of CPU
   bundles. Several workers per model (``--gpus-per-node N`` on a CPU run) are data parallel: DeepSpeed
   all-reduces their gradients over gloo.
 
 :func:`install_cpu_classes` makes OpenRLHF's ``train()`` (the driver) build these, and the CPU rollout
-engines of ``rollout``.
+engines of ``rollout`` (upstream's, on CPU bundles).
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from openrlhf.trainer.ray.launcher import RayActorGroup
 from openrlhf.trainer.ray.ppo_critic import CriticModelActor
 
 from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
-from infoppo_cli.openrlhf_adapter.cpu.rollout import parameter_digest
+from infoppo_cli.openrlhf_adapter.cpu.rollout import place_engines_on_cpus
 from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 from infoppo_cli.openrlhf_adapter.cpu.strategy import run_deepspeed_on_cpu
 from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads, run_cuda_calls_on_cpu
+from infoppo_cli.openrlhf_adapter.cpu.weight_sync import gloo_sync_group, parameter_checksum
 
 
 def worker_threads(world_size: int) -> int:
@@ -55,34 +56,46 @@ def _world_size(args: tuple, kwargs: dict[str, Any]) -> int:
     return int(args[0] if args else kwargs["world_size"])
 
 
+class WeightSyncError(RuntimeError):
+    """An engine does not hold the weights the actor just sent it."""
+
+
 @ray.remote(num_gpus=0)
 class CpuPolicyModelActor(InfoPolicyModelActor.__ray_actor_class__):
-    """infoppo's actor worker on a CPU, sending its weights to the rollout engines by object store."""
+    """infoppo's actor worker on a CPU; after upstream's weight sync, each engine's weights are
+    checked against the actor's, so that no rollout is drawn from stale weights."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        run_worker_on_cpu(_world_size(args, kwargs))
-        super().__init__(*args, **kwargs)
-        self.rollout_engines: list = []
+        import openrlhf.trainer.ray.ppo_actor as ppo_actor
 
-    def init_model_from_pretrained(self, strategy, pretrain, max_steps=None, vllm_engines=None):
-        """Upstream's set-up without the engines, so that its trainer opens no NCCL group to them;
-        :meth:`broadcast_to_vllm` reaches them through the object store instead."""
-        self.rollout_engines = list(vllm_engines or [])
-        return super().init_model_from_pretrained(strategy, pretrain, max_steps, None)
+        run_worker_on_cpu(_world_size(args, kwargs))
+        ppo_actor.stateless_init_process_group = gloo_sync_group  # the weight-sync group, over gloo
+        super().__init__(*args, **kwargs)
 
     def broadcast_to_vllm(self) -> None:
-        """Send every trained parameter to the rollout engines: one object-store copy, loaded by each,
-        from the first worker (ZeRO stage 2 keeps whole parameters on every data-parallel worker)."""
-        if not self.strategy.is_rank_0():
-            return
-        model = self.actor.model.module
-        state = {name: param.detach().float().cpu().clone() for name, param in model.named_parameters()}
-        reference = ray.put(state)
-        ray.get([engine.update_weights.remote(reference) for engine in self.rollout_engines])
+        super().broadcast_to_vllm()
+        if self.strategy.is_rank_0():
+            check_engines_hold(parameter_checksum(self.actor.model.module), self.trainer.vllm_engines)
 
-    def weights_digest(self) -> dict[str, str]:
-        """A hash of every trained parameter (tests compare it with the rollout engine's)."""
-        return parameter_digest(self.actor.model.module)
+    def parameter_checksum(self) -> tuple[float, float]:
+        """The trained weights as ``weight_sync.parameter_checksum`` sums them."""
+        return parameter_checksum(self.actor.model.module)
+
+
+CHECKSUM_TOLERANCE = 1e-9
+"""Relative difference allowed between two float64 sums of the same values added in another order."""
+
+
+def check_engines_hold(expected: tuple[float, float], engines: list) -> None:
+    """Raise :class:`WeightSyncError` unless every engine loaded weights that sum as ``expected``."""
+    for index, held in enumerate(ray.get([engine.loaded_checksum.remote() for engine in engines])):
+        for mine, theirs in zip(expected, held or (None, None), strict=True):
+            if theirs is None or abs(mine - theirs) > CHECKSUM_TOLERANCE * max(abs(mine), 1.0):
+                raise WeightSyncError(
+                    f"rollout engine {index} does not hold the trained weights after the weight sync "
+                    f"(checksum {theirs!r}, the actor's {mine!r}); stopping rather than generating "
+                    "from stale weights"
+                )
 
 
 @ray.remote(num_gpus=0)
@@ -126,14 +139,11 @@ class CpuActorGroup(RayActorGroup):
 def install_cpu_classes() -> None:
     """Make OpenRLHF's ``train()`` (this process) build CPU engines, workers and groups (its strategy
     is upstream's ``DeepspeedStrategy``)."""
-    import openrlhf.trainer.ray as ray_package
     import openrlhf.trainer.ray.launcher as launcher
     import openrlhf.trainer.ray.ppo_actor as ppo_actor
     import openrlhf.trainer.ray.ppo_critic as ppo_critic
 
-    from infoppo_cli.openrlhf_adapter.cpu.rollout import create_cpu_engines
-
-    ray_package.create_vllm_engines = create_cpu_engines
+    place_engines_on_cpus()
     launcher.RayActorGroup = CpuActorGroup
     ppo_actor.PolicyModelActor = CpuPolicyModelActor
     ppo_critic.CriticModelActor = CpuCriticModelActor

@@ -1,4 +1,5 @@
-"""The Hugging Face Hub, reached quickly or not at all.
+"""The Hugging Face Hub, reached quickly or not at all: one mechanism for every command that loads a
+model or a dataset from it (``data prep``, ``eval``, ``train``, ``inspect``).
 
 Without network, ``huggingface_hub`` retries every request five times with back-off (1 + 2 + 4 + 8 + 8
 seconds) and logs a line per retry, so each file a command asks for costs about 25 seconds of noise

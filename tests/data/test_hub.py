@@ -13,9 +13,15 @@ from pathlib import Path
 
 import pytest
 from cli_process import run_infoppo
+from tiny_model import build_tiny_model
 
+from infoppo_cli.data import hub
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval import hub
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
 def closed_port() -> int:
@@ -155,6 +161,7 @@ def test_train_counting_hub_prompts_fails_in_one_line(hub_down, caplog):
     [
         (("eval", "--bench", "aime25", "--model", "org/model", "--backend", "hf"), "cannot load aime25"),
         (("inspect", "--model", "org/model", "--responses", "r.jsonl"), "cannot load the model org/model"),
+        (("data", "prep", "dapo-math-17k"), "cannot load BytedTsinghua-SIA/DAPO-Math-17k"),
     ],
 )
 def test_the_commands_print_one_line_and_no_retry_noise(tmp_path, monkeypatch, args, fragment):
