@@ -151,7 +151,9 @@ def main() -> None:
             f"rollout generation {generation:.3f} s vs bare LLM.generate {alone:.3f} s: "
             f"{generation / alone:.2f}x (target <= 1.2x; the rollout also grades, in the reward function)"
         )
-        ours = {backend: eval_throughput(files, task, backend, args.samples, work) for backend in ("vllm", "hf")}
+        ours = {
+            backend: eval_throughput(files, task, backend, args.samples, work) for backend in ("vllm", "hf")
+        }
         for backend, result in ours.items():
             print(
                 f"eval {backend}: {result['tokens_per_s']:.0f} tokens/s ({result['wall_s']:.0f} s in all, "

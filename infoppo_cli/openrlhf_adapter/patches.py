@@ -154,6 +154,18 @@ PATCHES: tuple[Patch, ...] = (
         "trainer",
     ),
     Patch(
+        INSTANCE_ATTRIBUTE,
+        (
+            "openrlhf.trainer.ppo_trainer.BasePPOTrainer.wandb_logger.close",
+            "openrlhf.trainer.ppo_trainer.BasePPOTrainer.tensorboard_logger.close",
+        ),
+        ("openrlhf_adapter/actors.py",),
+        "upstream's fit() closes its trackers when its loop ends; their close waits until the run's last "
+        "eval (off the eval grid) is logged, then runs",
+        "fit_closes_only_its_trackers_after_the_loop",
+        "trainer",
+    ),
+    Patch(
         PRIVATE_OVERRIDE,
         ("openrlhf.trainer.ppo_utils.experience_maker.RemoteExperienceMaker._flatten_results",),
         ("openrlhf_adapter/experience_maker.py",),

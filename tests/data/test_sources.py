@@ -33,7 +33,7 @@ def test_a_utf16_or_utf32_file_is_named_as_such(tmp_path, encoding, name):
 @pytest.mark.parametrize(
     ("content", "said"),
     [
-        (gzip.compress(ROWS.encode()), "it is gzip-compressed"),
+        (gzip.compress(ROWS.encode(), mtime=0), "it is gzip-compressed"),
         (b"PAR1" + bytes(64), "it is parquet; name it .parquet"),
         ('{"prompt": "caf\xe9", "label": "1"}\n'.encode("latin-1"), "byte 0xe9 at offset 15 is not UTF-8"),
         (b'{"prompt": "a\x00b"}\n', "a binary file, not UTF-8 JSON text (it holds NUL bytes)"),

@@ -115,6 +115,7 @@ def test_without_the_vllm_build_for_this_machine_the_hf_backend_is_suggested(
 
 def test_default_backend_is_vllm_on_a_gpu_machine(monkeypatch):
     monkeypatch.setattr(generation, "cuda_available", lambda: True)
+    monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: ("vllm", "0.29.0"))  # its CUDA build
     assert resolve_backend(None) == "vllm"
     with pytest.raises(UsageError, match="choose one of: vllm, hf"):
         resolve_backend("sglang")

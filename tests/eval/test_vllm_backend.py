@@ -73,6 +73,7 @@ def test_vllm_backend_flow_with_a_recording_engine(monkeypatch, tiny_model_dir):
             return [_vllm_output(f"seed {p.seed}", 5, "stop") for p in params]
 
     monkeypatch.setattr(generation, "cuda_available", lambda: True)
+    monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: ("vllm", "0.29.0"))  # its CUDA build
     monkeypatch.setattr(sys.modules["vllm"], "LLM", RecordingLLM)
     backend = backends.load_backend("vllm", str(tiny_model_dir), tensor_parallel=2, seed=5)
     backend.chunk_prompts = 2

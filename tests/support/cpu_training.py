@@ -121,3 +121,27 @@ def nudge_weights(worker) -> None:
         ):
             return
     raise AssertionError("five optimizer steps left the weights as they were")
+
+
+def actor_logprobs(ids: list[int]):
+    """A function for an actor worker (``__ray_call__``): the log-probabilities its model gives the
+    tokens of ``ids`` after the first."""
+
+    def run(worker) -> list[float]:
+        import torch
+
+        model = worker.actor.model.module
+        with torch.no_grad():
+            logits = model(torch.tensor([ids])).logits.float()[0, :-1]
+        return logits.log_softmax(-1).gather(-1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
+
+    return run
+
+
+def sharpen_logits(worker) -> None:
+    """Runs in an actor worker (``__ray_call__``): scale the model's final norm, hence its logits, four
+    times over, a change of the weights that no kernel's rounding can hide."""
+    import torch
+
+    with torch.no_grad():
+        worker.actor.model.module.model.norm.weight.mul_(4.0)

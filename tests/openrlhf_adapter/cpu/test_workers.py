@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cpu_training import cpu_preset, nudge_weights, run_args
+from cpu_training import actor_logprobs, cpu_preset, nudge_weights, run_args, sharpen_logits
 from tiny_model import build_tiny_model
 
 from infoppo_cli.train.plan import TrainRequest, plan_training
@@ -75,27 +75,6 @@ def _engine_logprobs(ray, engine, ids) -> list[float]:
     return [entry[token].logprob for token, entry in zip(ids[1:], output.prompt_logprobs[1:], strict=True)]
 
 
-def _actor_logprobs(ids):
-    def run(worker):
-        import torch
-
-        model = worker.actor.model.module
-        with torch.no_grad():
-            logits = model(torch.tensor([ids])).logits.float()[0, :-1]
-        chosen = logits.log_softmax(-1).gather(-1, torch.tensor(ids[1:])[:, None])[:, 0]
-        return chosen.tolist()
-
-    return run
-
-
-def _sharpen(worker) -> None:
-    """Scale the actor's final norm (its logits) four times over: a change no kernel noise can hide."""
-    import torch
-
-    with torch.no_grad():
-        worker.actor.model.module.model.norm.weight.mul_(4.0)
-
-
 def _distance(a, b) -> float:
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
@@ -103,13 +82,13 @@ def _distance(a, b) -> float:
 def test_the_engine_generates_with_the_actors_weights_after_each_sync(local_ray, tmp_path, model_dir):
     actor, engine = _start(local_ray, _args(tmp_path, model_dir), model_dir)
     ids = _probe_ids(model_dir)
-    base = local_ray.get(actor.__ray_call__.remote(_actor_logprobs(ids)))
+    base = local_ray.get(actor.__ray_call__.remote(actor_logprobs(ids)))
     assert local_ray.get(engine.loaded_checksum.remote()) is None  # no sync yet
     assert _distance(_engine_logprobs(local_ray, engine, ids), base) < 0.1  # the same checkpoint
 
     base_checksum = local_ray.get(actor.parameter_checksum.remote())
-    local_ray.get(actor.__ray_call__.remote(_sharpen))
-    trained = local_ray.get(actor.__ray_call__.remote(_actor_logprobs(ids)))
+    local_ray.get(actor.__ray_call__.remote(sharpen_logits))
+    trained = local_ray.get(actor.__ray_call__.remote(actor_logprobs(ids)))
     assert _distance(trained, base) > 1.0
     assert _distance(_engine_logprobs(local_ray, engine, ids), base) < 0.1  # stale until the sync
 
