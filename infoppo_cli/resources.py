@@ -62,7 +62,7 @@ def describe_vllm() -> str:
     """Which vLLM is installed, in words (the plan's and the install's line)."""
     found = installed_vllm()
     if found is None:
-        return f"not installed (infoppo runs vLLM {VLLM_VERSION}: `make install` or `make install-gpu`)"
+        return f"no vLLM (infoppo runs vLLM {VLLM_VERSION}: `make install` or `make install-gpu`)"
     distribution, version = found
     text = f"vLLM {version}, its {VLLM_DISTRIBUTIONS[distribution]} ({distribution})"
     if version.split("+")[0] != VLLM_VERSION:

@@ -158,9 +158,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
     settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
     require_openrlhf()
-    if settings.device == "cpu" or not settings.ray_address:  # a cluster's nodes hold their own vLLM
-        require_vllm(settings.device)
     if settings.device == "cpu":
+        require_vllm(settings.device)
         from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 
         os.environ[ACCELERATOR_ENV] = "cpu"

@@ -32,6 +32,7 @@ from infoppo_cli.rundir import (
     read_manifest,
     read_metrics_log,
 )
+from infoppo_cli.rundir.lock import run_status
 from infoppo_cli.rundir.weights import short, weights_fingerprint
 
 SWEEP_FILE = "sweep.json"
@@ -207,7 +208,7 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
     run.parameters = {**settings, **run.parameters}  # what a sweep says of its point wins
     run.method = run.method or method
     run.model = run.model or model
-    run.status = run.status or status
+    run.status = run.status or run_status(RunDir(run.path), status)  # "running" with no owner: interrupted
     if run.seed is None and seed is not None:
         run.seed = seed
 

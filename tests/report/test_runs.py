@@ -181,3 +181,24 @@ def test_eval_directories_are_named_by_model_and_two_of_one_model_are_told_apart
         f"Qwen/Qwen3-4B [{tmp_path / 't16'}]",
     ]
     assert all(run.eval_only and run.model == "Qwen/Qwen3-4B" for run in runs)
+
+
+def test_a_run_recorded_running_that_no_process_holds_is_reported_interrupted(tmp_path: Path) -> None:
+    from infoppo_cli.rundir import RunDir
+    from infoppo_cli.rundir.lock import run_lock
+
+    run = tmp_path / "run-a"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text(json.dumps(step_row(1, 1.0, "token", 1)) + "\n")
+    (run / "manifest.json").write_text(
+        json.dumps({"config": {"method": "ppo"}, "seed": 7, "status": "running"})
+    )
+    [data] = read_inputs([run]).runs
+    assert data.status == "interrupted"  # what ran it died before it could record its end
+    lock = run_lock(RunDir(run))
+    assert lock.acquire()
+    try:
+        [data] = read_inputs([run]).runs
+        assert data.status == "running"
+    finally:
+        lock.release()

@@ -485,3 +485,19 @@ def test_a_benches_file_benchmark_is_checked_before_launch_and_loaded_once(tmp_p
     assert len(loads) == 1  # the launch writes the prompts it checked, without loading them again
     rows = [json.loads(line) for line in (tmp_path / "run" / "eval-prompts.jsonl").read_text().splitlines()]
     assert [(row["datasource"], row["label"]) for row in rows] == [("olympiad", "3")]
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("vllm.sync_backend=nccl", "runs its vLLM engines with vllm.sync_backend=gloo"),
+        ("vllm.enforce_eager=false", "runs its vLLM engines with vllm.enforce_eager=True"),
+        ("vllm.sync_with_ray=true", "cannot run with vllm.sync_with_ray"),
+    ],
+)
+def test_a_cpu_run_keeps_its_engines_weight_sync_over_gloo(task_cache, setting, message):
+    result = runner.invoke(app, ["train", "--preset", "tiny-cpu", "--dry-run", "--set", setting])
+    assert isinstance(result.exception, UsageError)
+    assert message in str(result.exception)
+    plan = runner.invoke(app, ["train", "--preset", "tiny-cpu", "--dry-run"])
+    assert plan.exit_code == 0 and "--vllm.sync_backend gloo" in plan.output
