@@ -103,6 +103,7 @@ def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, monkeypatch):
         timer = threading.Timer(0.1, terminate_once_training)
         timer.start()
 
+    before = signal.getsignal(signal.SIGTERM)  # the default, or a handler an earlier test's Ray left
     _again()
     try:
         code = run_training(plan)
@@ -111,4 +112,4 @@ def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, monkeypatch):
     record = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert record["status"] == "interrupted" and code != 0  # the launch got SIGINT and stopped
     assert "--- infoppo train interrupted" in log.read_text()
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # put back
+    assert signal.getsignal(signal.SIGTERM) is before  # put back

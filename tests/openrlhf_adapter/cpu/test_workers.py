@@ -34,7 +34,7 @@ def _args(tmp_path, model_dir, resume=False):
     return run_args(plan_training(request).command()[3:])
 
 
-def _start(ray, args, model_dir):
+def _start(ray, args, model_dir, monkeypatch):
     """Upstream's create_vllm_engines (placed on CPUs as a CPU run's driver places them) and the CPU
     actor group, set up together as upstream's train() sets them up (the sync group included)."""
     import openrlhf.trainer.ray.vllm_engine as vllm_engine
@@ -43,6 +43,8 @@ def _start(ray, args, model_dir):
     from infoppo_cli.openrlhf_adapter.cpu.rollout import place_engines_on_cpus
     from infoppo_cli.openrlhf_adapter.cpu.workers import CpuActorGroup, CpuPolicyModelActor
 
+    for name in ("placement_group", "RolloutRayActor"):  # upstream's names again after the test
+        monkeypatch.setattr(vllm_engine, name, getattr(vllm_engine, name))
     place_engines_on_cpus()
     engines = vllm_engine.create_vllm_engines(
         1,
@@ -79,8 +81,10 @@ def _distance(a, b) -> float:
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
-def test_the_engine_generates_with_the_actors_weights_after_each_sync(local_ray, tmp_path, model_dir):
-    actor, engine = _start(local_ray, _args(tmp_path, model_dir), model_dir)
+def test_the_engine_generates_with_the_actors_weights_after_each_sync(
+    local_ray, tmp_path, model_dir, monkeypatch
+):
+    actor, engine = _start(local_ray, _args(tmp_path, model_dir), model_dir, monkeypatch)
     ids = _probe_ids(model_dir)
     base = local_ray.get(actor.__ray_call__.remote(actor_logprobs(ids)))
     assert local_ray.get(engine.loaded_checksum.remote()) is None  # no sync yet
@@ -130,8 +134,8 @@ def test_an_engine_that_did_not_load_the_weights_stops_the_run():
         ray.get = real_get
 
 
-def test_a_resumed_actor_starts_from_the_saved_weights(local_ray, tmp_path, model_dir):
-    actor, engine = _start(local_ray, _args(tmp_path, model_dir), model_dir)
+def test_a_resumed_actor_starts_from_the_saved_weights(local_ray, tmp_path, model_dir, monkeypatch):
+    actor, engine = _start(local_ray, _args(tmp_path, model_dir), model_dir, monkeypatch)
     base = local_ray.get(actor.parameter_checksum.remote())
     local_ray.get(actor.__ray_call__.remote(nudge_weights))
     saved = local_ray.get(actor.parameter_checksum.remote())
@@ -139,7 +143,7 @@ def test_a_resumed_actor_starts_from_the_saved_weights(local_ray, tmp_path, mode
     for handle in (actor, engine):
         local_ray.kill(handle)
 
-    resumed, engine = _start(local_ray, _args(tmp_path, model_dir, resume=True), model_dir)
+    resumed, engine = _start(local_ray, _args(tmp_path, model_dir, resume=True), model_dir, monkeypatch)
     assert local_ray.get(resumed.parameter_checksum.remote()) == saved != base
     assert local_ray.get(resumed.get_checkpoint_states.remote())["global_step"] == 1
     for handle in (resumed, engine):
