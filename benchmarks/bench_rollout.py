@@ -53,6 +53,7 @@ def preset_shape(preset: str) -> dict:
         "n": int(flags["rollout.n_samples_per_prompt"]),
         "max_tokens": int(flags["rollout.max_new_tokens"]),
         "temperature": float(flags.get("rollout.temperature", 1.0)),
+        "max_len": int(flags["data.max_len"]),
     }
 
 
@@ -70,7 +71,7 @@ def bare_vllm(files, shape: dict) -> dict:
     prompts = [chat_prompt(tokenizer, row["prompt"]) for row in rows]
     started = time.perf_counter()
     kwargs = vllm_engine_kwargs(str(files.model_dir), 1, 0, on_cpu=True)
-    llm = vllm.LLM(**{**kwargs, "dtype": "bfloat16", "max_model_len": 1024})
+    llm = vllm.LLM(**{**kwargs, "dtype": "bfloat16", "max_model_len": shape["max_len"]})  # as training's
     start_up = time.perf_counter() - started
     params = vllm.SamplingParams(
         n=shape["n"], temperature=shape["temperature"], max_tokens=shape["max_tokens"]
