@@ -24,7 +24,7 @@ test-fast: install
 
 # Every benchmark script; bench_learning.py trains 12 tiny runs on the CPU (about 22 minutes on 2 cores),
 # bench_ablations.py the long-horizon ablation (at most 150 minutes on 2 cores).
-BENCHES := core data grading grading_degenerate inspect eval tasks offline learning ablations
+BENCHES := core data grading grading_degenerate inspect eval rollout tasks offline learning ablations
 
 bench: install
 	@for b in $(BENCHES); do echo "== benchmarks/bench_$$b.py"; $(PY) benchmarks/bench_$$b.py || exit 1; done
