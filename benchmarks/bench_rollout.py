@@ -60,9 +60,10 @@ def preset_shape(preset: str) -> dict:
 def bare_vllm(files, shape: dict) -> dict:
     """Start-up, first call and the median of five calls of ``LLM.generate`` on one step's prompts."""
     from infoppo_cli.data.templates import chat_prompt
-    from infoppo_cli.eval.vllm_backend import cpu_engine_environment, vllm_engine_kwargs
+    from infoppo_cli.eval.vllm_backend import vllm_engine_kwargs
+    from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
 
-    os.environ.update(cpu_engine_environment(max((os.cpu_count() or 2) - 1, 1)))
+    os.environ.update(engine_environment(max((os.cpu_count() or 2) - 1, 1)))
     import vllm
     from transformers import AutoTokenizer
 

@@ -50,14 +50,6 @@ def vllm_engine_kwargs(model: str, tensor_parallel: int, seed: int, on_cpu: bool
     return {**kwargs, **CPU_ENGINE} if on_cpu else kwargs
 
 
-def cpu_engine_environment(threads: int) -> dict[str, str]:
-    """What vLLM's CPU build reads when an engine starts (the training engines' settings): its KV cache,
-    its threads, and the engine core and model in this process (``vllm.LLM`` then spawns no process)."""
-    from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
-
-    return engine_environment(threads)
-
-
 def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest, sample: int) -> Any:
     """``vllm.SamplingParams`` for one sample of ``request``: ``n=1`` with the sample's own seed."""
     from vllm import SamplingParams
@@ -100,7 +92,9 @@ class VLLMBackend:
         kwargs = vllm_engine_kwargs(model, tensor_parallel, seed, on_cpu)
         generation.require_vllm()
         if on_cpu:
-            os.environ.update(cpu_engine_environment(torch_threads()))
+            from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment  # the training engines'
+
+            os.environ.update(engine_environment(torch_threads()))
         import vllm
 
         self.tokenizer = load_tokenizer(model)

@@ -6,30 +6,12 @@ the plan, the resume checks on the run directory (manifest, DeepSpeed checkpoint
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
+from fake_launch import fake_plan
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.train.plan import TrainPlan, TrainRequest, plan_training
 from infoppo_cli.train.run import run_training
-
-
-def _data(tmp_path) -> str:
-    data = tmp_path / "prompts.jsonl"
-    if not data.exists():
-        data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(64)))
-    return str(data)
-
-
-def plan(tmp_path, monkeypatch, script="pass", **request) -> TrainPlan:
-    request.setdefault("eval_bench", "none")
-    made = plan_training(
-        TrainRequest(preset="qwen3-4b", data=_data(tmp_path), output_dir=str(tmp_path / "run"), **request)
-    )
-    monkeypatch.setattr("infoppo_cli.train.run.require_gpu", lambda plan: None)
-    monkeypatch.setattr(TrainPlan, "command", lambda self: [sys.executable, "-c", script])
-    return made
 
 
 def _checkpoint(tmp_path, tag: str | None, step_dirs=("global_step4",)) -> None:
@@ -48,7 +30,7 @@ def _snapshot(root) -> dict[str, bytes]:
 @pytest.fixture
 def finished_run(tmp_path, monkeypatch):
     """An InfoPPO run of 4 steps, finished, with its step-4 checkpoint."""
-    assert run_training(plan(tmp_path, monkeypatch, steps=4)) == 0
+    assert run_training(fake_plan(tmp_path, monkeypatch, steps=4)) == 0
     _checkpoint(tmp_path, "global_step4")
     return tmp_path / "run"
 
@@ -56,9 +38,9 @@ def finished_run(tmp_path, monkeypatch):
 def test_a_resume_with_another_method_is_refused_unless_named(tmp_path, monkeypatch, finished_run):
     before = _snapshot(finished_run)
     with pytest.raises(UsageError, match="trained with method 'infoppo', this command asks for 'ppo'"):
-        run_training(plan(tmp_path, monkeypatch, resume=True, steps=6, method="ppo"))
+        run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=6, method="ppo"))
     assert _snapshot(finished_run) == before
-    named = plan(
+    named = fake_plan(
         tmp_path,
         monkeypatch,
         resume=True,
@@ -73,13 +55,13 @@ def test_a_resume_with_another_method_is_refused_unless_named(tmp_path, monkeypa
 
 def test_an_unknown_override_is_refused(tmp_path, monkeypatch, finished_run):
     with pytest.raises(UsageError, match="--resume-override 'colour' is not a run setting"):
-        run_training(plan(tmp_path, monkeypatch, resume=True, steps=6, resume_overrides=["colour"]))
+        run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=6, resume_overrides=["colour"]))
 
 
 def test_a_resume_to_fewer_steps_than_trained_is_refused_before_any_work(tmp_path, monkeypatch, finished_run):
     before = _snapshot(finished_run)
     with pytest.raises(UsageError, match="cannot resume to 2 RL steps: the run has trained 4 already"):
-        run_training(plan(tmp_path, monkeypatch, resume=True, steps=2))
+        run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=2))
     assert _snapshot(finished_run) == before
 
 
@@ -87,22 +69,22 @@ def test_a_resume_to_fewer_steps_than_trained_is_refused_before_any_work(tmp_pat
 def test_the_refusal_of_too_few_steps_states_the_true_bound(tmp_path, monkeypatch, finished_run, steps):
     """A finished run of 4 steps said `N >= 4` for --steps 2, and then refused --steps 4 too."""
     with pytest.raises(UsageError, match="N >= 5|N > 4") as refused:
-        run_training(plan(tmp_path, monkeypatch, resume=True, steps=steps))
+        run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=steps))
     assert "N >= 4" not in str(refused.value)
 
 
 @pytest.mark.parametrize("tag", [None, "global_step9"])
 def test_a_checkpoint_cut_off_while_written_is_refused_with_how_to_go_on(tmp_path, monkeypatch, tag):
-    assert run_training(plan(tmp_path, monkeypatch, "raise SystemExit(137)", steps=4)) == 137
+    assert run_training(fake_plan(tmp_path, monkeypatch, "raise SystemExit(137)", steps=4)) == 137
     _checkpoint(tmp_path, tag, step_dirs=())  # killed before DeepSpeed wrote `latest` (or its folder)
     before = _snapshot(tmp_path / "run")
     with pytest.raises(UsageError, match="holds no complete checkpoint .* remove .* to retrain this run"):
-        run_training(plan(tmp_path, monkeypatch, resume=True, steps=4))
+        run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=4))
     assert _snapshot(tmp_path / "run") == before
 
 
 def test_a_failed_resume_of_a_finished_run_leaves_it_finished(tmp_path, monkeypatch, finished_run):
     before = (finished_run / "manifest.json").read_bytes()
-    assert run_training(plan(tmp_path, monkeypatch, "raise SystemExit(1)", resume=True, steps=6)) == 1
+    assert run_training(fake_plan(tmp_path, monkeypatch, "raise SystemExit(1)", resume=True, steps=6)) == 1
     assert (finished_run / "manifest.json").read_bytes() == before
     assert json.loads(before)["status"] == "finished"

@@ -7,29 +7,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import threading
 
 import pytest
+from fake_launch import fake_plan
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.rundir.lock import RUN_LOCK_FILE, run_lock
-from infoppo_cli.train.plan import TrainPlan, TrainRequest, plan_training
 from infoppo_cli.train.run import check_launch, run_training
-
-
-def fake_plan(tmp_path, monkeypatch, script: str = "pass", **request) -> TrainPlan:
-    data = tmp_path / "prompts.jsonl"
-    if not data.exists():
-        data.write_text("".join(json.dumps({"prompt": f"p{i}", "label": "1"}) + "\n" for i in range(64)))
-    request.setdefault("eval_bench", "none")
-    plan = plan_training(
-        TrainRequest(preset="qwen3-4b", data=str(data), output_dir=str(tmp_path / "run"), **request)
-    )
-    monkeypatch.setattr("infoppo_cli.train.run.require_gpu", lambda plan: None)
-    monkeypatch.setattr(TrainPlan, "command", lambda self: [sys.executable, "-c", script])
-    return plan
 
 
 def _died_while_training(tmp_path, monkeypatch) -> RunDir:
