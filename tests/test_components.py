@@ -7,9 +7,11 @@ import sys
 
 import pytest
 import torch
+from densities import information_density
 
 from infoppo_cli import components, infotime
-from infoppo_cli.components import CLIPS, KINDS, NORMS, TOKEN_MASKS, component, information_density
+from infoppo_cli.components import CLIPS, KINDS, NORMS, TOKEN_MASKS, component
+from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.settings import Components
 from infoppo_cli.train.methods import methods
 
@@ -67,11 +69,17 @@ def test_an_unknown_name_or_kind_lists_the_choices():
         component("loss", "fixed")
 
 
-@pytest.mark.parametrize("name", list(methods()))
-def test_every_shipped_method_is_made_of_registered_components(name):
-    chosen = methods()[name]
-    for kind, entries in KINDS.items():
-        assert getattr(chosen, kind) in entries
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_methods_file_offers_exactly_the_registered_components(kind, tmp_path):
+    """The methods file's choices are the registry's: an entry added here is accepted there, and a name
+    it does not hold is refused with the registered ones listed."""
+    path = tmp_path / "mine.toml"
+    path.write_text(f'[m]\nsummary = "x"\nextends = "ppo"\n{kind} = "unregistered"\n', encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        methods(str(path))
+    message = str(caught.value)
+    assert f"{kind} must be" in message and "'unregistered'" in message
+    assert all(name in message for name in KINDS[kind])
 
 
 def test_what_a_method_needs_follows_from_its_entries():

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from clip_reference import info_clip_policy_loss
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +16,6 @@ from infoppo_cli.infotime import (
     density_by_response,
     density_by_vocabulary,
     high_entropy_mask,
-    info_clip_policy_loss,
     info_discount,
     info_time_gae,
     info_time_gae_loop,

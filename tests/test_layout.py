@@ -22,6 +22,7 @@ LAYERS = {
     "components": 2,  # the registry of method components: its entries call infotime's maths
     "schema": 1,
     "rundir": 2,
+    "sweepdir": 3,  # a sweep directory's kinds and sweep.json schema: read by report/, written by sweep/
     "grading": 3,
     "data": 4,
     "openrlhf_adapter": 5,

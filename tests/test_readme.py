@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from cli_process import run_infoppo
+from planned_run import assert_every_step_recorded, assert_the_planned_program_ran
+
+from infoppo_cli.rundir import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -63,9 +66,13 @@ def test_the_quickstart_works_on_this_machine(tmp_path, task_cache):
             ended = r"finished: \S+/runs/tiny-cpu-[\w-]+-seed42 after 2 of 2 RL step\(s\)"
             assert re.search(ended, done.stdout), done.stdout[-1500:]
             assert re.search(r"arithmetic Mean@2: \d+\.\d at step 0 -> \d+\.\d at step 2", done.stdout)
+    for method in ("infoppo", "ppo"):  # the quickstart's two runs are the end-to-end runs of both
+        records = read_metrics(tmp_path / "runs" / f"tiny-cpu-{method}-seed42" / "metrics.jsonl")
+        assert [r["step"] for r in records] == [0, 1, 2]
+        assert all("eval_arithmetic" in record for record in records)
+        assert_the_planned_program_ran(method, records)
+        assert_every_step_recorded(method, records)
     run = tmp_path / "runs" / "tiny-cpu-infoppo-seed42"
-    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [0, 1, 2]
     assert (run / "eval" / "metrics.json").is_file() and (
         tmp_path / "reports" / "tiny" / "report.md"
     ).is_file()

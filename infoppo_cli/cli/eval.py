@@ -11,11 +11,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
+from rich.table import Table
 
+from infoppo_cli.atomic import check_output_target
 from infoppo_cli.cli.options import DryRunOption, output_option, with_settings
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.newest_run import ModelChoice
-from infoppo_cli.eval.settings import EvalSettings
+from infoppo_cli.eval.newest_run import ModelChoice, choose_model
+from infoppo_cli.eval.settings import EvalSettings, default_out_dir, resolve_settings
+from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
 OutDirOption = output_option(
     "Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
@@ -49,22 +53,18 @@ def eval_command(
         console.print(bench_table(options["benches_file"]))
         return
 
-    from infoppo_cli.atomic import check_output_target
     from infoppo_cli.eval.outdir import check_out_dir
     from infoppo_cli.eval.run import run_evaluation
-    from infoppo_cli.eval.settings import default_out_dir, resolve_settings
 
     choice = None
     if options["model"] is None and options["responses"] is None and not (resume and out is not None):
-        from infoppo_cli.eval.newest_run import choose_model
-
         choice = choose_model()  # no --model: the newest run's final/ (a resumed --out has its own)
         if choice.chosen is None and not dry_run:
             raise UsageError(str(choice.problem))
         options = {**options, "model": str(choice.chosen.path) if choice.chosen else None}
     if out is None:
         out = default_out_dir(options["model"], options["responses"])
-    inputs = [options["data_file"], options["responses"], options["benches_file"]]
+    inputs = [options["responses"], options["benches_file"]]
     check_output_target(out, kind="dir", inputs=inputs)
     settings = resolve_settings(options, out, resume)
     if dry_run:
@@ -86,8 +86,6 @@ def eval_command(
 
 def _print_preview(settings: EvalSettings, out: Path, choice: ModelChoice | None = None) -> None:
     """``--dry-run``: the evaluation as planned, then each problem as an ``error:`` line (exit 2)."""
-    from rich.table import Table
-
     from infoppo_cli.cli.console import console
     from infoppo_cli.cli.problems import exit_on_problems
     from infoppo_cli.eval.preview import eval_preview
@@ -106,8 +104,6 @@ class _RichHandler(logging.Handler):
     """The library's notes and warnings as plain lines on stderr (``warning: ...`` in yellow)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        from rich.markup import escape
-
         from infoppo_cli.cli.console import err_console
 
         prefix = "[bold yellow]warning:[/] " if record.levelno >= logging.WARNING else ""
@@ -143,8 +139,6 @@ class _progress:
 
 def bench_table(benches_file: str | None = None) -> Any:
     """The benchmark registry as a Rich table (``infoppo benches`` and ``infoppo eval --list-benches``)."""
-    from rich.table import Table
-
     from infoppo_cli.eval.benchmarks import DEFAULT_BENCHES, load_registry
 
     title = "Benchmarks (evaluation/benchmarks.toml" + (f" and {benches_file})" if benches_file else ")")
@@ -182,8 +176,6 @@ def _percent(rate: float | None) -> str:
 
 def render_table(metrics: Mapping[str, Any]) -> Any:
     """A Rich table shaped as InfoPPO's results tables (Score and Len. per bench, then the Average row)."""
-    from rich.table import Table
-
     k = metrics["average"]["k"]
     table = Table(title=f"mean@{k} (score, %) and mean response length (tokens)")
     rows = [*metrics["benches"].items(), ("Average", metrics["average"])]
@@ -214,7 +206,6 @@ def print_report(metrics: Mapping[str, Any], out_dir: Path) -> None:
     """Print the results table and where the files are."""
     from infoppo_cli.cli.console import console
     from infoppo_cli.eval.sample_store import SAMPLES_FILE
-    from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
     console.print(render_table(metrics))
     timeouts = metrics["average"].get("timeouts") or 0

@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
+from rich.table import Table
 
 from infoppo_cli.cli.options import given_fields, with_settings
 from infoppo_cli.errors import UsageError
+from infoppo_cli.grading.pool import DEFAULT_TIMEOUT, explain_many
 from infoppo_cli.schema import check_options, grading_workers_option, option
 
 _RULES = {"box": "last \\boxed{}", "line": "last Answer: line", "phrase": '"final answer is"'}
@@ -84,7 +87,6 @@ def _grade_one(response: str, gold: str, as_json: bool) -> bool:
     """Print how ``response`` is graded against ``gold``; returns whether it is correct. It is graded in
     a worker process killed at the grading deadline, as every other path grades (math-verify's own
     timeout cannot stop big-integer arithmetic inside one call)."""
-    from infoppo_cli.grading.pool import DEFAULT_TIMEOUT, explain_many
     from infoppo_cli.grading.review import bounded
 
     ((verdict, reading),) = explain_many([(response, gold)], workers=1)
@@ -99,7 +101,6 @@ def _grade_one(response: str, gold: str, as_json: bool) -> bool:
         shown = _verdict_text(verdict.correct, verdict.reason)
         console.print(f"verdict: {shown} (grading deadline {DEFAULT_TIMEOUT:g} s)", highlight=False)
         return verdict.correct
-    from rich.table import Table
 
     from infoppo_cli.cli.console import console
 
@@ -153,8 +154,6 @@ def _summary(review: Any) -> str:
 
 
 def _cases_table(cases: list[Any]) -> Any:
-    from rich.table import Table
-
     table = Table()
     for column in ("sample", "gold", "answer span", "verdict", "was"):
         table.add_column(column, overflow="fold")
@@ -187,8 +186,6 @@ def _plain(text: str | None) -> str:
     """``text`` shown literally and bounded: at most ``SHOWN_CHARS`` characters (its beginning and end,
     with a note of its full length), control characters as escapes (``\\x1b``, ``\\u202e``), Rich markup
     escaped; ``-`` for none."""
-    from rich.markup import escape
-
     from infoppo_cli.grading.review import SHOWN_CHARS, cut_text
 
     if text is None:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
+from infoppo_cli.atomic import check_output_target, refuse_inside_inputs
 from infoppo_cli.cli.options import given_fields, output_option, with_settings
-from infoppo_cli.inspect.settings import ClockSettings, InspectSettings
+from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
 
 OutOption = output_option("Output directory (default: inspect-<file stem> beside the responses file).")
 
@@ -16,11 +19,9 @@ OutOption = output_option("Output directory (default: inspect-<file stem> beside
 def inspect_command(out: OutOption = None, **options: Any) -> None:
     """See the information clock of a model on real responses: per-token entropy, rho, Gamma_info and clip
     bounds (tokens.parquet, index.html), InfoPPO's Figure 2 tokens, and the drift against --compare."""
-    from infoppo_cli.atomic import check_output_target, refuse_inside_inputs
     from infoppo_cli.cli.console import StageProgress, say
     from infoppo_cli.inspect.responses import eval_template
     from infoppo_cli.inspect.run import default_out_dir, run_inspect
-    from infoppo_cli.inspect.settings import method_clock
 
     asked = given_fields(options, InspectSettings)
     responses = Path(asked["responses"])
@@ -44,8 +45,6 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def print_summary(summary: dict[str, Any], out: Path) -> None:
     """A short table of the clock (and of the compared model's), then where the files are."""
-    from rich.table import Table
-
     from infoppo_cli.cli.console import console
     from infoppo_cli.inspect.clock import discount_text
 

@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
+from infoppo_cli.atomic import check_output_target
 from infoppo_cli.cli.options import BenchesFileOption, output_option
 
 DirsArgument = Annotated[
@@ -48,7 +51,6 @@ def report_command(
     """Draw InfoPPO's figures (accuracy over steps, length, entropy, rho, Gamma_info, clip bounds; final
     accuracy per grid point), print a table of final metrics and write it as CSV and Markdown, hparams.csv,
     TensorBoard HParams summaries, and report.md embedding every figure with its caption."""
-    from infoppo_cli.atomic import check_output_target
     from infoppo_cli.cli.console import console, progress_bar, say
     from infoppo_cli.report.core import make_report, parse_formats
     from infoppo_cli.report.runs import check_dirs
@@ -87,9 +89,6 @@ _TEXT_COLUMNS = ("model", "method", "sweep", "value", "arm", "status", "accuracy
 
 def final_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> Any:
     """A report table for the terminal (run names never elided; NaN and marked values as in report.md)."""
-    from rich.table import Table
-    from rich.text import Text
-
     from infoppo_cli.report.tables import TABLE_TITLE, cell_text
 
     table = Table(title=title or TABLE_TITLE)

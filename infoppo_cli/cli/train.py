@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def presets_table(preset_files: list[str] | None = None, methods_file: str | None = None) -> Group:
     """Every model preset and method (shipped, then the user's files) with where it comes from."""
+    from infoppo_cli.openrlhf_adapter.device import DEVICES
     from infoppo_cli.train.methods import methods
     from infoppo_cli.train.presets import preset, preset_names
 
@@ -30,13 +31,9 @@ def presets_table(preset_files: list[str] | None = None, methods_file: str | Non
         p = preset(name)
         lr = f"{p.openrlhf.get('actor.adam.lr')} / {p.openrlhf.get('critic.adam.lr')}"
         engines = p.nodes * p.gpus_per_node // p.vllm_tensor_parallel
-        if p.device == "cpu":  # no GPU and no vLLM on a CPU run: say what it has
-            layout, rollout = f"{p.gpus_per_node} CPU worker(s) per model", f"{engines} CPU engine(s)"
-        else:
-            layout, rollout = (
-                f"{p.nodes} x {p.gpus_per_node} GPUs",
-                f"{engines} vLLM x TP{p.vllm_tensor_parallel}",
-            )
+        device = DEVICES[p.device]
+        layout = device.describe_layout(p.nodes, p.gpus_per_node)
+        rollout = device.describe_engines(engines, p.vllm_tensor_parallel)
         zero = str(p.openrlhf.get("ds.zero_stage", 2))
         model = p.model or f"built with its task ({p.task})"
         table.add_row(p.name, model, f"{p.max_response_tokens} tokens", layout, rollout, zero, lr, p.source)
@@ -157,6 +154,8 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None, ver
             say("note", f"{plan.data_to_prepare} does not exist yet: {PREPARE_DATA}", to=console)
         console.print("OpenRLHF invocation:", style="bold")
         print(invocation_text(plan))
+        console.print(f"run configuration it reads ({plan.config_path}, written at launch):", style="bold")
+        print(config_text(plan.infotime))
         exit_on_problems(problems)
         return
     from infoppo_cli.cli.train_progress import TrainDisplay
@@ -166,6 +165,13 @@ def _launch_or_print(plan: TrainPlan, dry_run: bool, after_plan: Any = None, ver
     _say_outcome(plan)
     if code:
         raise typer.Exit(code)
+
+
+def config_text(settings: dict[str, Any]) -> str:
+    """infoppo's settings of a run as its configuration file holds them, one per line."""
+    import json
+
+    return "\n".join(f"  {key} = {json.dumps(value)}" for key, value in settings.items())
 
 
 def _say_outcome(plan: TrainPlan) -> None:

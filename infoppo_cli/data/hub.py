@@ -12,6 +12,7 @@ missing one fails at once, reported by :func:`hub_error` as one line that says h
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,8 +51,6 @@ def probe(endpoint: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
 
 def go_offline() -> None:
     """Put this process (and the processes it starts) in the Hub libraries' offline mode."""
-    import sys
-
     from huggingface_hub import constants
 
     os.environ["HF_HUB_OFFLINE"] = "1"

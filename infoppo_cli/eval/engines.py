@@ -12,13 +12,14 @@ every sample has its own seed the re-run unit draws the very same samples.
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem
-from infoppo_cli.eval.generation import Completion, GenerationRequest, SamplingSettings
+from infoppo_cli.eval.generation import VLLM_CHUNK_PROMPTS, Completion, GenerationRequest, SamplingSettings
 
 log = logging.getLogger(__name__)
 
@@ -84,15 +85,11 @@ class GenerationEngine:
         return [c for batch in self.backend.generate(requests, sampling) for c in batch]
 
     def pid(self) -> int:
-        import os
-
         return os.getpid()
 
 
 def unit_samples(spec: EngineSpec, samples: int) -> int:
     """Samples per work unit: one ``generate()`` batch for transformers, one prompt chunk for vLLM."""
-    from infoppo_cli.eval.generation import VLLM_CHUNK_PROMPTS
-
     return spec.batch_size if spec.backend == "hf" else VLLM_CHUNK_PROMPTS * samples
 
 

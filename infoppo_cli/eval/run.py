@@ -24,12 +24,13 @@ from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.generation import Completion, GenerationRequest
+from infoppo_cli.eval.generation import Completion, GenerationRequest, check_model_reference, resolve_backend
 from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, saved_sources
 from infoppo_cli.eval.responses import Response, grade_responses, prompt_sha, read_responses
 from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
 from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings, check_compatible, read_config
+from infoppo_cli.grading import GradingPool, grade_many
 from infoppo_cli.records.text import json_file_text
 from infoppo_cli.rundir.weights import short, weights_fingerprint
 
@@ -54,7 +55,6 @@ def run_evaluation(
     settings: EvalSettings, out_dir: str | Path, progress: Progress = no_progress
 ) -> dict[str, Any]:
     """Generate (or read) and grade what ``out_dir`` still lacks, then write and return the metrics."""
-    from infoppo_cli.eval.generation import check_model_reference, resolve_backend
     from infoppo_cli.eval.outputs import write_outputs
 
     out_dir = Path(out_dir)
@@ -171,7 +171,6 @@ def _grade_responses_file(run: EvalRun) -> None:
             )
     if not todo:
         return
-    from infoppo_cli.grading import grade_many
 
     def grade_fn(pairs: Sequence[tuple[str, str]], on_done: Callable[[int], None]) -> list[Any]:
         return grade_many(
@@ -233,7 +232,6 @@ def _generate_missing(run: EvalRun) -> None:
     by_key = {_key(b, p.id): (b, p) for b, ps in run.problems.items() for p in ps}
     prompts = {r.key: r.prompt for r in requests}
     # One pool for the whole run: its workers stay up between batches instead of restarting each time.
-    from infoppo_cli.grading import GradingPool
 
     with GradingPool(workers=settings.workers, timeout=settings.grade_timeout) as pool:
         generated = run.progress("generating", missing)

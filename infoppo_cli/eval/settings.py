@@ -18,7 +18,7 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, SamplingSettings
-from infoppo_cli.eval.registry import DEFAULT_BENCHES
+from infoppo_cli.eval.registry import DEFAULT_BENCHES, parse_selection
 from infoppo_cli.grading import DEFAULT_TIMEOUT
 from infoppo_cli.records.text import loads
 from infoppo_cli.schema import (
@@ -105,11 +105,6 @@ class EvalSettings:
         identity=True,
         limits=SEEDS,
     )
-    data_file: str | None = option(
-        None,
-        "Older spelling of --bench NAME=FILE: a local file replacing the one --bench's Hub data.",
-        default_text="",
-    )
     responses: str | None = option(
         None,
         "Grade this JSONL of existing responses (id, sample, response[, num_tokens, finish_reason]) "
@@ -144,15 +139,6 @@ class EvalSettings:
             raise UsageError(f"unknown template {self.template!r}; choose one of: {', '.join(TEMPLATES)}")
         if not self.benches:
             raise UsageError("--bench none: nothing to evaluate; name a benchmark (`infoppo benches`)")
-        if self.data_file is not None:
-            if len(self.benches) != 1:
-                raise UsageError(
-                    "--data-file replaces one benchmark's data: pass exactly one --bench with it "
-                    "(or write each as --bench NAME=FILE)"
-                )
-            # the older spelling becomes the newer one, so saved settings and sources have one form
-            object.__setattr__(self, "bench_files", {**self.bench_files, self.benches[0]: self.data_file})
-            object.__setattr__(self, "data_file", None)
         object.__setattr__(self, "bench_files", dict(self.bench_files))
         _ = self.sampling  # validates temperature, top_p and max_tokens
 
@@ -169,13 +155,11 @@ IDENTITY_FIELDS: tuple[str, ...] = identity_fields(EvalSettings)
 """Settings that decide which responses get sampled: a resumed run must agree on all of them (each
 benchmark's own source is checked per benchmark, ``eval.sources``)."""
 
-_LOCAL_PATH_FIELDS = ("model", "data_file", "responses", "benches_file")
+_LOCAL_PATH_FIELDS = ("model", "responses", "benches_file")
 
 
 def parse_benches(selection: str, benches_file: str | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
     """``"aime24,mine=x.jsonl"`` or ``"all"`` to (names, ``{name: file}`` of those given a file)."""
-    from infoppo_cli.eval.registry import parse_selection
-
     chosen = parse_selection(selection, benches_file)
     return tuple(chosen), {name: file for name, file in chosen.items() if file is not None}
 
@@ -222,7 +206,7 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
             )
         saved = config["settings"]
         if given_benches:  # a new --bench replaces the saved selection and its files
-            saved = {k: v for k, v in saved.items() if k not in ("bench_files", "data_file")}
+            saved = {k: v for k, v in saved.items() if k != "bench_files"}
         chosen = {**{k: v for k, v in saved.items() if v is not None}, **chosen}
     for name in _LOCAL_PATH_FIELDS:  # local paths: absolute, so --resume works anywhere
         if (
@@ -243,8 +227,8 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
 
 
 def _selection(chosen: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The names and files of the benchmarks: ``--bench`` as given (with ``--data-file``, its older
-    spelling of ``NAME=FILE``), else the saved ones (files saved beside their names), else the default."""
+    """The names and files of the benchmarks: ``--bench`` as given, else the saved ones (files saved
+    beside their names), else the default."""
     files = chosen.pop("bench_files", None) or {}
     benches = chosen.pop("benches", None)
     if benches is None:
@@ -253,15 +237,6 @@ def _selection(chosen: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, str]]
         text = benches
     else:
         text = ",".join(f"{name}={files[name]}" if name in files else name for name in benches)
-    data_file = chosen.pop("data_file", None)
-    if data_file is not None:
-        names, _ = parse_benches(text, chosen.get("benches_file"))
-        if len(names) != 1:
-            raise UsageError(
-                "--data-file replaces one benchmark's data: pass exactly one --bench with it "
-                "(or write each as --bench NAME=FILE)"
-            )
-        text = f"{names[0]}={data_file}"
     return parse_benches(text, chosen.get("benches_file"))
 
 

@@ -57,7 +57,7 @@ def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_e
     rho = norm.density(h, mask, vocab_size=vocab_size, max_entropy=max_entropy)
     elapsed_before = torch.cumsum(rho.double(), dim=-1) - rho.double()
     gamma_info = torch.pow(torch.tensor(settings.gamma, dtype=torch.float64), elapsed_before).float()
-    low, high = infotime.adaptive_clip_bounds(rho, settings.eps_low, settings.eps_high)
+    low, high = infotime.adaptive_clip_bounds(rho, settings.eps_low_info, settings.eps_high_info)
     discount = float(infotime.info_discount(rho, mask, settings.gamma)[0])
     token = float(infotime.token_discount(mask, settings.gamma)[0])
     return Clock(entropy.float(), rho[0], gamma_info[0], low[0], high[0], discount, token)

@@ -13,6 +13,7 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.settings import CONFIG_FILE, read_config
+from infoppo_cli.grading import grade_many
 from infoppo_cli.records import iter_jsonl
 from infoppo_cli.records.text import valid_text
 
@@ -61,7 +62,6 @@ def _graded(items: list[Item], rows: list[dict[str, Any]]) -> list[Item]:
     ]
     if not ungraded:
         return items
-    from infoppo_cli.grading import grade_many
 
     pairs = [(items[i].response, str(rows[i]["gold"])) for i in ungraded]
     graded = list(items)

@@ -8,12 +8,12 @@ repeats an InfoPPO default. This module stays light (no torch): the command line
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.schema import option
 
 METHOD = "infoppo"
@@ -23,28 +23,30 @@ PAPER_MIN_COUNT = 100
 _METHODS = f"the {METHOD} method's, see `infoppo presets`"
 
 
+def _clock_option(name: str) -> Any:
+    """The option of the method setting ``name`` (``components.SETTINGS``), the method's by default."""
+    setting = SETTINGS[name]
+    cli_type = Literal[setting.choices] if setting.choices else None
+    return option(MISSING, setting.help, *setting.options, default_text=_METHODS, cli_type=cli_type)
+
+
 @dataclass(frozen=True)
 class ClockSettings:
-    """How entropies become the clock: ``norm`` mode, ``gamma`` and the adaptive clip's epsilons."""
+    """How entropies become the clock: ``norm`` mode, ``gamma`` and the adaptive clip's epsilons, each
+    the method setting of its name (``norm`` batch: over the file)."""
 
-    norm: str = option(
-        MISSING, "rho normalisation: batch (over the file), global or sentence.", default_text=_METHODS
-    )
-    gamma: float = option(MISSING, "Discount gamma.", default_text=_METHODS)
-    eps_low: float = option(MISSING, "Adaptive clip epsilon_low.", "--eps-low-info", default_text=_METHODS)
-    eps_high: float = option(MISSING, "Adaptive clip epsilon_high.", "--eps-high-info", default_text=_METHODS)
+    norm: str = _clock_option("norm")
+    gamma: float = _clock_option("gamma")
+    eps_low_info: float = _clock_option("eps_low_info")
+    eps_high_info: float = _clock_option("eps_high_info")
 
     def __post_init__(self) -> None:
-        from infoppo_cli.components import NORMS
-
-        if self.norm not in NORMS:
-            raise UsageError(f"--norm must be one of {', '.join(NORMS)}, got {self.norm!r}")
-        try:
-            validate_hyperparameters(gamma=self.gamma, eps_low=self.eps_low, eps_high=self.eps_high)
-        except ValueError as exc:
-            named = str(exc).replace("gamma", "--gamma")
-            named = named.replace("eps_low", "--eps-low-info").replace("eps_high", "--eps-high-info")
-            raise UsageError(named) from None
+        for field in fields(self):
+            setting = SETTINGS[field.name]
+            try:
+                setting.check(getattr(self, field.name), setting.options[0])
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
 
 
 def method_clock(**given: Any) -> ClockSettings:
@@ -54,10 +56,10 @@ def method_clock(**given: Any) -> ClockSettings:
 
     chosen = method(METHOD)
     settings = {
-        "gamma": float(chosen.flag("algo.advantage.gamma")),
-        "eps_low": float(chosen.infotime["eps_low_info"]),
-        "eps_high": float(chosen.infotime["eps_high_info"]),
-        "norm": str(chosen.infotime["norm"]),
+        field.name: chosen.flag(SETTINGS[field.name].openrlhf or "")
+        if SETTINGS[field.name].openrlhf
+        else chosen.infotime[field.name]
+        for field in fields(ClockSettings)
     }
     return ClockSettings(**{**settings, **given})
 

@@ -8,9 +8,10 @@ How InfoPPO reaches OpenRLHF's Ray PPO trainer, without copying any of its code:
   ``args.infotime``, and runs OpenRLHF's real ``train_ppo_ray`` command line; with ``--address``
   it first checks that every node sees the run's files (``cluster``).
 * In the trainer process, ``experience_maker.InfoExperienceMaker`` turns the old policy's entropy
-  into rho and computes information-time GAE; ``step_metrics`` adds the diagnostics every method
-  logs (rollout before dynamic filtering, entropy, rho, clip fractions); ``metrics_log`` writes
-  ``metrics.jsonl``.
+  into rho, once per rollout batch, and computes information-time GAE and the entropy and rho
+  diagnostics every method logs; ``step_metrics`` records the rollout before dynamic filtering;
+  ``metrics_log`` writes ``metrics.jsonl``. ``device`` answers what differs between a GPU and a CPU
+  run (the vLLM build, what Ray and its workers get, the plan's words).
 * In each actor worker, ``old_policy`` returns the old policy's entropy from the same forward pass
   as its log-probs, and ``policy_loss`` applies adaptive clipping (or DAPO-FT's entropy mask).
 * ``experience_fields`` declares the per-token fields that carry entropy and rho between them.

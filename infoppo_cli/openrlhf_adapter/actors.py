@@ -40,6 +40,11 @@ from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__
 _UpstreamTrainer = PPOTrainer.__ray_actor_class__
 
+LOOP_STATES = ("episode", "global_step", "total_consumed_prompts", "data_loader_state_dict")
+"""What upstream's loop keeps in a step's checkpoint (its ``client_states``) and reads back on a resume:
+a resumed step's eval saves its best checkpoint with these (a loaded checkpoint's states also hold
+DeepSpeed's own keys, which a save refuses)."""
+
 
 @ray.remote(num_gpus=1)
 class InfoPolicyModelActor(_UpstreamPolicyActor):
@@ -134,20 +139,22 @@ class InfoPPOTrainer(_UpstreamTrainer):
         self.metrics_log = TrainMetricsLog(self.settings.metrics_path, self.settings.reward_values)
         self.steps_done = 0
         self.evaluated_step: int | None = None
+        self._step_states: tuple[int, dict[str, Any]] = (0, {})  # the last step's checkpoint states
 
     def _wrap_sample_generator(self) -> None:
-        """Wrap ``generate_samples`` of this trainer's own sample generator (rows of
-        ``patches.PATCHES``), innermost first: the rollout recorder sees upstream's draws, full batches
-        regroup them, and the step budget ends the run."""
+        """Wrap ``generate_samples`` of this trainer's own sample generator, the one place its layers
+        are composed (rows of ``patches.PATCHES``), innermost first: the rollout recorder sees
+        upstream's draws, full batches regroup them, and the step budget ends the run."""
         generator, rollout = self.samples_generator, self.args.rollout
         self.rollout_recorder = RolloutRecorder(generator, rollout.n_samples_per_prompt)
+        recorded = partial(self.rollout_recorder.draw, generator.generate_samples)
         self.full_batches = FullBatches(
-            generator,
+            recorded,
             rollout.batch_size * rollout.n_samples_per_prompt,
             rollout.n_samples_per_prompt,
             self.settings.keep_stale_surplus,
         )
-        generator.generate_samples = partial(self._draw_within_budget, generator.generate_samples)
+        generator.generate_samples = partial(self._draw_within_budget, self.full_batches)
 
     def _draw_within_budget(self, draw: Callable[..., tuple], **kwargs: Any) -> tuple:
         """One draw of the sample generator or, once the run has made its planned RL steps, no samples
@@ -197,6 +204,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take(), **self.full_batches.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
         self.metrics_log.record_step(record, self._eval_due(global_step))
+        self._step_states = (global_step, dict(client_states or {}))
         with self._saving_the_last_step(global_step), self._whole(f"global_step{global_step}"):
             result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         evals_left = self._evals_left(global_step) + int(self._eval_due(global_step))  # its own follows
@@ -282,7 +290,10 @@ class InfoPPOTrainer(_UpstreamTrainer):
         }
         logs = self.evaluate(global_step, **kwargs)
         if global_step > 0:  # the base model is never "the best checkpoint"
-            self.save_best_checkpoint(logs, global_step)
+            # With the step's own states, as upstream's loop saves it: DeepSpeed points ``latest`` at
+            # the best checkpoint, and a resume from one without them fails (no "episode").
+            step, states = self._step_states
+            self.save_best_checkpoint(logs, global_step, dict(states) if step == global_step else None)
 
     def fit(self, global_step: int = 0) -> None:
         """Upstream's loop (which the step budget ends after the planned RL steps) between infoppo's
@@ -290,6 +301,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         drop_partial_checkpoints(self.args.ckpt.path)  # a killed save's folders are no checkpoints
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
+        self._step_states = (first, {key: states[key] for key in LOOP_STATES if key in states})
         done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
         opening = self._opening_eval(first, done)
         self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))

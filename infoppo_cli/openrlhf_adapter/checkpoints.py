@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import shutil
@@ -169,8 +170,6 @@ _SIZE_IN_NAME = re.compile(r"(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
 def model_parameters(model: str) -> float | None:
     """The model's parameter count: from a local directory's weight files and dtype, else from a
     size in its name (``Qwen3-4B-Base`` -> 4e9); ``None`` when neither tells."""
-    import json
-
     path = Path(model).expanduser()
     if path.is_dir():
         weights = sum(f.stat().st_size for f in path.glob("*.safetensors"))

@@ -7,11 +7,10 @@ from typing import Any
 import torch
 from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 
-from infoppo_cli.components import rho_normalisation
+from infoppo_cli.components import NORMS, RhoNormalisation, rho_normalisation
 from infoppo_cli.infotime import info_discount, masked_max_entropy, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
-from infoppo_cli.openrlhf_adapter.step_metrics import add_entropy_diagnostics
 
 
 def _row_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -23,20 +22,27 @@ class InfoExperienceMaker(RemoteExperienceMaker):
     """Adds, on top of upstream's experience making (runs in the PPOTrainer process):
 
     * the actor workers return ``(log_probs, entropy)``; the entropy is kept as ``old_entropy``;
-    * when a component uses rho, it is normalised as ``settings.norm`` names (``components.NORMS``;
-      a batch-wide norm over the whole rollout); with an information-time advantage estimator
-      (``info_time_gae``) upstream's ``compute_advantages_and_returns`` (reward shaping, KL,
-      whitening) runs with the estimator's ``gae_with_rho`` in place of its GAE loop; with a per-token
-      clip rule (``adaptive``) rho travels to the actor as ``info_rho``;
-    * per-sample diagnostics in ``info``: ``entropy_mean``, ``rho_mean``, ``info_discount_mean``, for
-      every method (``step_metrics.add_entropy_diagnostics``).
+    * rho, once per rollout batch for every method (:meth:`_densities`): normalised as the method's
+      ``norm`` names (``components.NORMS``; a method without rho uses the batch-wide one), carried on
+      each experience as ``info_rho``. The advantage, the actor's clip and the diagnostics all read
+      that one value: with an information-time advantage estimator (``info_time_gae``) upstream's
+      ``compute_advantages_and_returns`` (reward shaping, KL, whitening) runs with the estimator's
+      ``gae_with_rho`` in place of its GAE loop; with a per-token clip rule (``adaptive``) it travels
+      to the actor workers, and otherwise is dropped before they get the batch, as the old entropy is;
+    * per-sample diagnostics in ``info`` for every method: ``entropy_mean``, ``rho_mean``,
+      ``token_discount_mean``, and ``info_discount_mean`` for a method that uses rho.
+
+    Per-sample values go into ``experience.info`` as tensors: OpenRLHF's ``training_step`` keeps only
+    tensor (and list) values of ``info`` and silently drops anything else, a Python float included.
     """
 
     def __init__(self, *args: Any, settings: InfoSettings, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.settings = settings
         self._pending_entropy: list[torch.Tensor] = []
-        self._rho_by_values: dict[int, torch.Tensor] = {}
+        self._advancing: list[Any] = []
+        """The experiences whose advantages upstream is computing with rho (see
+        :meth:`get_advantages_and_returns`)."""
 
     @classmethod
     def replacing(cls, upstream: RemoteExperienceMaker, settings: InfoSettings) -> InfoExperienceMaker:
@@ -51,11 +57,6 @@ class InfoExperienceMaker(RemoteExperienceMaker):
             upstream.tokenizer,
             settings=settings,
         )
-
-    def make_experience_batch(self, rollout_samples):
-        """Upstream's experiences, with ``entropy_mean`` and ``rho_mean`` for every method (the old
-        entropy is dropped after: no actor loss reads it)."""
-        return add_entropy_diagnostics(super().make_experience_batch(rollout_samples), self.settings.norm)
 
     def _flatten_results(self, refs, duplicate_factor):
         results = super()._flatten_results(refs, duplicate_factor)
@@ -80,41 +81,52 @@ class InfoExperienceMaker(RemoteExperienceMaker):
     @torch.no_grad()
     def compute_advantages_and_returns(self, experiences):
         gamma = self.args.algo.advantage.gamma
-        for experience in experiences:  # both clocks are recorded for every method
-            experience.info["token_discount_mean"] = token_discount(experience.action_mask, gamma)
-        if not self.settings.uses_rho:
-            return super().compute_advantages_and_returns(experiences)
-        rhos = self._densities(experiences)
-        if self.settings.advantage_estimator.uses_rho:
-            self._rho_by_values = {id(exp.values): rho for exp, rho in zip(experiences, rhos, strict=True)}
+        for experience, rho in zip(experiences, self._densities(experiences), strict=True):
+            mask = experience.action_mask
+            setattr(experience, INFO_RHO, rho)
+            setattr(experience, OLD_ENTROPY, None)  # no actor loss reads it (DAPO-FT masks by the current)
+            experience.info["rho_mean"] = _row_mean(rho, mask)
+            experience.info["token_discount_mean"] = token_discount(mask, gamma)  # both clocks
+            if self.settings.uses_rho:
+                experience.info["info_discount_mean"] = info_discount(rho, mask, gamma)
+        self._advancing = experiences if self.settings.advantage_estimator.uses_rho else []
         try:
             experiences = super().compute_advantages_and_returns(experiences)
         finally:
-            self._rho_by_values = {}
-        for experience, rho in zip(experiences, rhos, strict=True):
-            if self.settings.clip_rule.uses_rho:  # the actor's clip bounds need rho
-                setattr(experience, INFO_RHO, rho)
-            setattr(experience, OLD_ENTROPY, None)  # the actor needs rho only
-            experience.info["rho_mean"] = _row_mean(rho, experience.action_mask)
-            experience.info["info_discount_mean"] = info_discount(rho, experience.action_mask, gamma)
+            self._advancing = []
+        if not self.settings.clip_rule.uses_rho:  # only the actor's clip bounds read rho there
+            for experience in experiences:
+                setattr(experience, INFO_RHO, None)
         return experiences
 
     @torch.no_grad()
     def get_advantages_and_returns(self, values, rewards, action_mask, gamma, lambd):
-        if not self._rho_by_values:
+        """Upstream's GAE, or the estimator's ``gae_with_rho`` with the rho of the experience whose
+        ``values`` these are: upstream's ``compute_advantages_and_returns`` passes an experience's
+        fields, not the experience, and its loop is not ours to replace."""
+        if not self._advancing:
             return super().get_advantages_and_returns(values, rewards, action_mask, gamma, lambd)
-        rho = self._rho_by_values.get(id(values))
-        if rho is None:  # never fall back to token-time GAE in an information-time run
+        owner = next((e for e in self._advancing if e.values is values), None)
+        if owner is None:  # never fall back to token-time GAE in an information-time run
             raise RuntimeError(
                 "information-time GAE found no rho for these values: OpenRLHF's "
                 "compute_advantages_and_returns no longer passes experience.values to "
                 "get_advantages_and_returns (openrlhf/trainer/ppo_utils/experience_maker.py changed)"
             )
+        rho = getattr(owner, INFO_RHO)
         return self.settings.advantage_estimator.gae_with_rho(rewards, values, rho, action_mask, gamma, lambd)
 
+    def _norm(self) -> RhoNormalisation:
+        """The method's rho normalisation; a method without one logs its ``rho_mean`` with the
+        batch-wide normalisation (InfoPPO's default)."""
+        if self.settings.norm is not None:
+            return rho_normalisation(self.settings.norm)
+        return next(entry for entry in NORMS.values() if entry.batch_wide)
+
     def _densities(self, experiences) -> list[torch.Tensor]:
-        """rho for each experience; ``batch`` normalises by the maximum over the whole rollout."""
-        norm = rho_normalisation(self.settings.norm)
+        """rho for each experience of the rollout batch (a batch-wide norm divides by the maximum
+        over all of them)."""
+        norm = self._norm()
         shared_max = None
         if norm.batch_wide:
             shared_max = max(masked_max_entropy(getattr(e, OLD_ENTROPY), e.action_mask) for e in experiences)

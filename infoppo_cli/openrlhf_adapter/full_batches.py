@@ -20,6 +20,7 @@ step instead, uncorrected; each step then logs how many stale groups it trained.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 DISCARDED_STALE_GROUPS = "discarded_stale_groups"
@@ -29,7 +30,8 @@ STALE_GROUPS_TRAINED = "stale_groups_trained"
 
 
 class FullBatches:
-    """Wraps ``generator.generate_samples`` (an instance attribute) to hand out full batches only.
+    """A sample generator's draw (``draw``: a ``generate_samples``) that hands out full batches only; a
+    layer of the ``generate_samples`` that the trainer composes (``actors.py``).
 
     ``policy_version`` counts the batches handed out: the trainer trains each before it draws again,
     so it is the number of policy updates made since the run (or its resume) began.
@@ -37,7 +39,7 @@ class FullBatches:
 
     def __init__(
         self,
-        generator: Any,
+        draw: Callable[..., tuple],
         batch_responses: int,
         samples_per_prompt: int,
         keep_stale_surplus: bool = False,
@@ -49,8 +51,7 @@ class FullBatches:
         self.held: list[tuple[int, Any]] = []
         """Samples drawn but not yet trained, each with the policy version that drew it."""
         self._counts = {DISCARDED_STALE_GROUPS: 0, STALE_GROUPS_TRAINED: 0}
-        self._upstream = generator.generate_samples
-        generator.generate_samples = self
+        self._upstream = draw
 
     def __call__(self, **kwargs: Any):
         samples, pass_rate, consumed, exhausted = self._upstream(**kwargs)

@@ -1,9 +1,10 @@
 """Process entry point: OpenRLHF's real ``train_ppo_ray`` command line with infoppo's actors.
 
-    python -m infoppo_cli.openrlhf_adapter.launch [--infotime.NAME VALUE ...] [OpenRLHF flags ...]
+    python -m infoppo_cli.openrlhf_adapter.launch --config RUN/config.json [OpenRLHF flags ...]
 
-``infoppo train`` builds this command (``--dry-run`` prints it); it also runs as the entrypoint of
-a Ray job. Without ``--infotime.ray_address`` an embedded local Ray is started.
+``infoppo train`` builds this command (``--dry-run`` prints it) and writes the run's configuration it
+names (infoppo's settings, ``settings.py``); it also runs as the entrypoint of a Ray job. Without a
+``ray_address`` in the configuration an embedded local Ray is started.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.components import ADVANTAGES
-from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
+from infoppo_cli.openrlhf_adapter.device import DEVICES
 from infoppo_cli.openrlhf_adapter.lifeline import stop_run_on_owner_death
 from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
-from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV, InfoSettings, split_argv
-from infoppo_cli.resources import require_openrlhf, require_vllm
+from infoppo_cli.openrlhf_adapter.settings import CONFIG_ENV, InfoSettings, read_run_config
+from infoppo_cli.resources import require_openrlhf
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
-CPU_SETUP_HOOK = "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
 CRITIC_ESTIMATORS = {entry.openrlhf_estimator for entry in ADVANTAGES.values() if entry.uses_critic}
 """OpenRLHF's estimators under which a critic trains (and needs GPUs of its own)."""
 
@@ -34,15 +34,15 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         "NCCL_DEBUG": os.environ.get("NCCL_DEBUG", "WARN"),
         "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": os.environ.get("RAY_ENABLE_ZERO_COPY_TORCH_TENSORS", "1"),
     }
-    # Of infoppo's variables, the workers read the reward's tuning knobs only (reward_func.py); its
-    # values are the method's `reward` component, never the caller's environment. Nothing else goes:
-    # Ray writes every value of the runtime environment to its runtime_env_agent.log.
+    # Of infoppo's variables, the workers read the reward's tuning knobs and where the run's configuration
+    # is (reward_func.py; its values are the method's `reward` component, from that file). Nothing else
+    # goes: Ray writes every value of the runtime environment to its runtime_env_agent.log.
     from infoppo_cli.openrlhf_adapter.reward_func import TIMEOUT_ENV, WORKERS_ENV
 
-    env_vars.update({key: os.environ[key] for key in (WORKERS_ENV, TIMEOUT_ENV) if key in os.environ})
+    passed = (WORKERS_ENV, TIMEOUT_ENV, CONFIG_ENV)  # the last: where the reward reads the run's settings
+    env_vars.update({key: os.environ[key] for key in passed if key in os.environ})
     if "TQDM_DISABLE" in os.environ:  # `infoppo train` turns the workers' progress bars off (train/output.py)
         env_vars["TQDM_DISABLE"] = os.environ["TQDM_DISABLE"]
-    env_vars[REWARD_STYLE_ENV] = settings.reward
     # Secrets (the wandb key) never go into the runtime environment: Ray writes it to its logs
     # (runtime_env_agent.log). An embedded Ray's workers inherit this process's environment, which
     # holds them; a cluster's nodes must have them in theirs (docs/training.md, "Secrets").
@@ -51,10 +51,7 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
         import infoppo_cli
 
         runtime_env["py_modules"] = [infoppo_cli]
-    if settings.device == "cpu":  # before any worker imports OpenRLHF (which imports vLLM)
-        runtime_env["worker_process_setup_hook"] = CPU_SETUP_HOOK
-        env_vars.setdefault("INFOPPO_REWARD_WORKERS", "1")  # grading beside a CPU model on few cores
-        env_vars[ACCELERATOR_ENV] = "cpu"  # DeepSpeed's CPU accelerator, before any worker imports it
+    DEVICES[settings.device].prepare_workers(runtime_env)
     return runtime_env
 
 
@@ -94,13 +91,13 @@ def start_ray(
     for ever), unless the run is on the CPU (``--device cpu``)."""
     import ray
 
+    device = DEVICES[settings.device]
     options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
     if local is not None:  # main builds one only without --address
         options.update(local.init_options())
-    if settings.device == "cpu" and not settings.ray_address:
-        options.update(num_cpus=max(os.cpu_count() or 1, 2))
+    options.update(device.ray_options(settings.ray_address))
     ray.init(**options)
-    if settings.device == "cpu":
+    if not device.uses_gpus:
         return
     have = int(ray.cluster_resources().get("GPU", 0))
     needed = gpus_needed(openrlhf_argv) if openrlhf_argv is not None else 1
@@ -154,16 +151,27 @@ def check_cluster_storage(settings: InfoSettings, openrlhf_argv: list[str]) -> N
         raise SystemExit(refusal(misses))
 
 
+def configured(argv: list[str]) -> tuple[Any, list[str]]:
+    """The run's settings from the configuration ``--config PATH`` names (the path is then this
+    process's ``$INFOPPO_RUN_CONFIG``, which the reward reads), and OpenRLHF's flags, the rest."""
+    if len(argv) < 2 or argv[0] != "--config":
+        raise SystemExit(
+            "infoppo: the launcher takes --config RUN/config.json first (`infoppo train` writes it)"
+        )
+    try:
+        settings = read_run_config(argv[1])
+    except ValueError as exc:
+        raise SystemExit(f"infoppo: {exc}") from None
+    os.environ[CONFIG_ENV] = str(Path(argv[1]).resolve())
+    return settings, list(argv[2:])
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run OpenRLHF's PPO trainer with infoppo's settings from ``argv``."""
-    settings, openrlhf_argv = split_argv(sys.argv[1:] if argv is None else argv)
+    settings, openrlhf_argv = configured(sys.argv[1:] if argv is None else argv)
     require_openrlhf()
-    if settings.device == "cpu":
-        require_vllm(settings.device)
-        from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
-
-        os.environ[ACCELERATOR_ENV] = "cpu"
-        install_stand_ins()
+    device = DEVICES[settings.device]
+    device.prepare_launch()
     run_dir = Path(settings.metrics_path).parent if settings.metrics_path else None
     local = None if settings.ray_address else LocalRay(run_dir, settings.keep_ray_logs)
     stop_run_on_owner_death(run_dir, local.close if local is not None else lambda: None)
@@ -175,10 +183,7 @@ def main(argv: list[str] | None = None) -> None:
         start_ray(settings, openrlhf_argv, local)
         check_cluster_storage(settings, openrlhf_argv)
         install(settings)
-        if settings.device == "cpu":
-            from infoppo_cli.openrlhf_adapter.cpu.workers import install_cpu_classes
-
-            install_cpu_classes()
+        device.prepare_trainer()
         sys.argv = [ENTRY_MODULE, *openrlhf_argv]
         runpy.run_module(ENTRY_MODULE, run_name="__main__", alter_sys=True)
     except KeyboardInterrupt:

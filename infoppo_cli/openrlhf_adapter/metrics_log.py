@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.rundir import MetricsWriter
+from infoppo_cli.rundir import MetricsWriter, read_metrics
 
 STEP_METRICS: dict[str, tuple[str, ...]] = {
     # before DAPO's dynamic filtering (step_metrics.RolloutRecorder); OpenRLHF's own is after it
@@ -56,7 +56,7 @@ method's reward values), added by the trainer to each eval's logs: the best chec
 logged ``eval_mean_over_benches``, the mean *reward*."""
 
 
-def _number(value: Any) -> float | None:
+def metric_number(value: Any) -> float | None:
     """A metric's value as a float (non-finite ones included: a diverged step is data), or ``None``
     for what is not a number."""
     if hasattr(value, "item") and getattr(value, "numel", lambda: 1)() == 1:
@@ -76,7 +76,7 @@ def step_record(
     """
     record: dict[str, Any] = {"step": step}
     for ours, candidates in STEP_METRICS.items():
-        found = (_number(status.get(key)) for key in candidates)
+        found = (metric_number(status.get(key)) for key in candidates)
         value = next((number for number in found if number is not None), None)
         if value is not None:
             record[ours] = value
@@ -85,7 +85,7 @@ def step_record(
         record["clip_upper_mean"] = 1.0 + fixed_clip[1]
     used = {key for candidates in STEP_METRICS.values() for key in candidates}
     for key, value in status.items():
-        number = _number(value)
+        number = metric_number(value)
         if key not in used and number is not None:
             record[key] = number
     return record
@@ -118,7 +118,7 @@ def eval_fields(logs: dict[str, Any], reward_values: tuple[float, float]) -> dic
     correct, otherwise = reward_values
     fields: dict[str, float] = {}
     for key, value in logs.items():
-        number = _number(value)
+        number = metric_number(value)
         if number is None:
             continue
         match = _UPSTREAM_EVAL.match(key)
@@ -186,7 +186,6 @@ class TrainMetricsLog:
         """The steps whose eval is in the file already (a resumed run evaluates the missing ones)."""
         if self.path is None or not self.path.exists():
             return set()
-        from infoppo_cli.rundir import read_metrics
 
         records = read_metrics(self.path)
         return {int(r["step"]) for r in records if any(key.startswith("eval_") for key in r)}

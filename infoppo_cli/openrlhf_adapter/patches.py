@@ -119,7 +119,7 @@ PATCHES: tuple[Patch, ...] = (
             f"{_GENERATOR}._generate_vllm",
             f"{_GENERATOR}._process_response_into_experience",
         ),
-        ("openrlhf_adapter/step_metrics.py",),
+        ("openrlhf_adapter/step_metrics.py", "openrlhf_adapter/actors.py"),
         "RolloutRecorder sees every graded response of a training generation before dynamic filtering, "
         "and the prompts it consumed and groups it kept (reward_mean, grade_timeout_frac, kept_group_frac)",
         "the_recorder_sees_every_response_before_filtering",
@@ -128,7 +128,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         INSTANCE_ATTRIBUTE,
         (f"{_GENERATOR}.generate_samples",),
-        ("openrlhf_adapter/full_batches.py",),
+        ("openrlhf_adapter/full_batches.py", "openrlhf_adapter/actors.py"),
         "every RL step trains a full rollout batch drawn by the current policy, as verl does: a short "
         "batch at the end of a pass is held and completed by the next pass, the draw's surplus dropped "
         "(discarded_stale_groups) unless the method keeps it (keep_stale_surplus)",

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from infoppo_cli.openrlhf_adapter.metrics_log import metric_number
+
 MARKER = "@@infoppo-progress "
 """What starts an event line (after Ray's ``(InfoPPOTrainer pid=N)`` prefix); JSON follows."""
 
@@ -28,12 +30,10 @@ def emit(event: dict[str, Any]) -> None:
     print(MARKER + json.dumps(event, default=float), flush=True)
 
 
-def _number(value: Any) -> float | None:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
+def _finite(value: Any) -> float | None:
+    """A metric's value as a float, or ``None`` for what is not a finite number (nothing to show)."""
+    number = metric_number(value)
+    return number if number is not None and math.isfinite(number) else None
 
 
 class TrainerProgress:
@@ -92,7 +92,7 @@ class TrainerProgress:
             ("accuracy", "accuracy"),
             ("length", "response_length_mean"),
         ):
-            value = _number(record.get(key))
+            value = _finite(record.get(key))
             if value is not None:
                 event[ours] = value
         self.phase = None
@@ -102,7 +102,7 @@ class TrainerProgress:
         """The eval of ``step`` is done: accuracy in percent per benchmark."""
         started, self._eval_started = self._eval_started, None
         seconds = self.clock() - started if started is not None else None
-        found = {bench: value for bench, value in accuracies.items() if _number(value) is not None}
+        found = {bench: value for bench, value in accuracies.items() if _finite(value) is not None}
         event = {"event": "eval", "step": step, "seconds": seconds, "accuracy": found}
         self.phase = None
         self.say({**event, "evals_left": evals_left})

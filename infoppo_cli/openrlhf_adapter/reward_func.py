@@ -6,10 +6,10 @@ uses, in worker processes with a hard per-response deadline (math-verify's own s
 work on a thread). The function never raises and never waits longer than that deadline per response:
 anything that goes wrong scores as incorrect and is counted in ``extra_logs``.
 
-Environment variables (``infoppo train`` sets the first for the Ray job from the method's ``reward``
-component in ``presets/methods.toml``; the others are tuning knobs):
-  ``INFOPPO_REWARD_STYLE``    ``binary`` (default: 1 correct, 0 otherwise) or ``signed`` (+1 / -1, as DAPO);
-                              any other value is an error.
+Environment variables (the launcher sets the first; the others are tuning knobs):
+  ``INFOPPO_RUN_CONFIG``      the run's configuration (``RUN/config.json``), whose method's ``reward``
+                              component (``binary``: 1 correct, 0 otherwise; ``signed``: +1 / -1, as DAPO)
+                              the rewards follow; without it, or with another reward, an error.
   ``INFOPPO_REWARD_WORKERS``  grading processes per rollout actor (default: 4, at most the cores).
   ``INFOPPO_REWARD_TIMEOUT``  seconds one response may take to grade (default: 10).
 """
@@ -17,10 +17,13 @@ component in ``presets/methods.toml``; the others are tuning knobs):
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
+import queue
 import sys
 import threading
+from concurrent.futures import Future
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
@@ -31,11 +34,10 @@ except ImportError:  # loaded by path on a machine where infoppo is not installe
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from infoppo_cli import grading
 from infoppo_cli.components import REWARDS
-from infoppo_cli.openrlhf_adapter.settings import REWARD_STYLE_ENV as STYLE_ENV
+from infoppo_cli.openrlhf_adapter.settings import CONFIG_ENV, read_run_config
 
 WORKERS_ENV = "INFOPPO_REWARD_WORKERS"
 TIMEOUT_ENV = "INFOPPO_REWARD_TIMEOUT"
-STYLES = tuple(REWARDS)
 
 _logger = logging.getLogger("infoppo.reward")
 _pool: grading.GradingPool | None = None
@@ -52,12 +54,18 @@ def _env_number(name: str, default: float) -> float:
 
 
 def reward_style() -> str:
-    """``binary`` or ``signed``, from ``INFOPPO_REWARD_STYLE``; any other value raises ``ValueError``
-    (a reward on the wrong scale would silently train another method)."""
-    style = os.environ.get(STYLE_ENV, "binary").strip().lower() or "binary"
-    if style not in STYLES:
-        raise ValueError(f"{STYLE_ENV}={style!r} is not one of: {', '.join(STYLES)}")
-    return style
+    """The method's ``reward`` component (``binary`` or ``signed``), from the run's configuration at
+    ``$INFOPPO_RUN_CONFIG``; none, or another reward, raises ``ValueError`` (a reward on the wrong scale
+    would silently train another method)."""
+    path = os.environ.get(CONFIG_ENV)
+    if not path:
+        raise ValueError(f"{CONFIG_ENV} is not set: the reward follows the run's configuration")
+    return _configured_reward(path)
+
+
+@functools.cache
+def _configured_reward(path: str) -> str:
+    return read_run_config(path).reward
 
 
 def grading_pool() -> grading.GradingPool:
@@ -69,6 +77,58 @@ def grading_pool() -> grading.GradingPool:
             _pool = grading.GradingPool(workers=workers, timeout=_env_number(TIMEOUT_ENV, 10.0))
             atexit.register(_pool.close)
         return _pool
+
+
+class _Batches:
+    """Grading for every calling thread, one pool call per batch of waiting callers.
+
+    OpenRLHF calls the reward once per response, from many threads at once; graded one call each,
+    every response pays a round trip to the workers (about 1 ms, the reward's whole cost on a tiny
+    task). Here one thread grades whatever has arrived while the previous batch was graded; a batch
+    that raises is graded again caller by caller, so a failure stays with the caller that caused it.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: queue.SimpleQueue[tuple[list[tuple[str, str]], Future]] = queue.SimpleQueue()
+        self._started = False
+        self._lock = threading.Lock()
+
+    def grade(self, pairs: list[tuple[str, str]]) -> list[grading.Verdict]:
+        result: Future = Future()
+        self._waiting.put((pairs, result))
+        with self._lock:
+            if not self._started:
+                threading.Thread(target=self._serve, name="infoppo-grading", daemon=True).start()
+                self._started = True
+        return result.result()
+
+    def _serve(self) -> None:
+        while True:
+            batch = [self._waiting.get()]
+            while True:
+                try:
+                    batch.append(self._waiting.get_nowait())
+                except queue.Empty:
+                    break
+            self._grade(batch)
+
+    def _grade(self, batch: list[tuple[list[tuple[str, str]], Future]]) -> None:
+        try:
+            verdicts = grading_pool().grade([pair for pairs, _ in batch for pair in pairs])
+        except Exception as failure:
+            if len(batch) > 1:
+                for caller in batch:
+                    self._grade([caller])
+            else:
+                batch[0][1].set_exception(failure)
+            return
+        start = 0
+        for pairs, result in batch:
+            result.set_result(verdicts[start : start + len(pairs)])
+            start += len(pairs)
+
+
+_batches = _Batches()
 
 
 def response_text(query: str, prompt: str) -> str:
@@ -90,7 +150,7 @@ def _verdicts(queries: list[Any], prompts: list[Any], labels: list[Any]) -> list
             to_grade.append(index)
     verdicts = [grading.Verdict(False, None, "error")] * len(pairs)  # no gold answer: cannot be correct
     if to_grade:
-        graded = grading_pool().grade([pairs[index] for index in to_grade])
+        graded = _batches.grade([pairs[index] for index in to_grade])
         for index, verdict in zip(to_grade, graded, strict=True):
             verdicts[index] = verdict
     return verdicts
@@ -150,4 +210,5 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
     }
 
 
-reward_style()  # an unknown style fails where OpenRLHF loads this file, not silently per response
+if os.environ.get(CONFIG_ENV):
+    reward_style()  # a bad configuration fails where OpenRLHF loads this file, not per response

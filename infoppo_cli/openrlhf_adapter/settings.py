@@ -1,17 +1,27 @@
-"""infoppo's own training settings, carried to every OpenRLHF process as ``args.infotime``."""
+"""infoppo's own training settings: written once by the plan into the run directory (``RUN/config.json``),
+read from there by the launcher, which attaches them to OpenRLHF's argument tree (``args.infotime``) that
+every OpenRLHF process receives, and by the reward function in the rollout workers."""
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import MISSING, asdict, dataclass, fields
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, make_dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from infoppo_cli import components
+from infoppo_cli.atomic import atomic_write_json
+from infoppo_cli.records.text import loads
 
-FLAG_PREFIX = "--infotime."
-REWARD_STYLE_ENV = "INFOPPO_REWARD_STYLE"
-"""How the launcher tells the reward function (loaded by path in the rollout workers) its values."""
+CONFIG_FILE = "config.json"
+"""The run's configuration in its directory: infoppo's settings of the run (OpenRLHF gets its own flags on
+its command line, where its parser checks them)."""
+CONFIG_SCHEMA = 1
+CONFIG_ENV = "INFOPPO_RUN_CONFIG"
+"""The path of the run's configuration, for the reward function: OpenRLHF loads it by path in the rollout
+workers and gives it no arguments of infoppo's (the path only, never a setting)."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +84,11 @@ class Components:
 
 
 @dataclass(frozen=True)
-class InfoSettings(Components):
+class _RunSettings(Components):
     """Settings the OpenRLHF flags cannot express: the method's components (:class:`Components`) and
     settings, as the plan resolved them from ``presets/methods.toml`` (nothing defaults to an InfoPPO value).
 
     method: the method's name, a label for logs only: behaviour follows the components.
-    eps_low_info, eps_high_info: adaptive-clip epsilons (an ``adaptive`` clip needs them).
-    norm: entropy normalisation for rho, ``batch``, ``sentence`` or ``global`` (rho needs it).
-    top_entropy_frac: the share of highest-entropy tokens that keep a gradient (``top_entropy``).
-    overlong_buffer_frac: DAPO's overlong buffer as a share of the maximum response length (the plan
-      turns it into ``reward.overlong_buffer_len``; read nowhere else).
     rl_steps: the run stops after this many RL steps (0: when OpenRLHF's episodes run out).
     total_optimizer_steps: the learning-rate schedule's length (0: OpenRLHF's ``max_steps``).
     eval_before: evaluate the base model before the first update (step 0) too.
@@ -93,17 +98,12 @@ class InfoSettings(Components):
     device: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU accelerator and
       infoppo's CPU rollout engine in vLLM's place; ``openrlhf_adapter/cpu``).
     keep_ray_logs: keep an embedded Ray's session folder in the run directory (``ray-logs``).
-    keep_stale_surplus: train the groups generated beyond a step's batch at the next step, one policy
-      update stale and uncorrected, instead of dropping them as verl does (``full_batches.py``; a
-      method's ``[NAME.infotime]`` asks for it; each step logs ``stale_groups_trained``).
+    and every method setting infoppo carries itself (``components.SETTINGS``: the adaptive clip's
+    epsilons, rho's ``norm``, DAPO-FT's ``top_entropy_frac``, ...), ``None`` where the method gives none
+    (a ``bool`` one: ``False``).
     """
 
     method: str = ""
-    eps_low_info: float | None = None
-    eps_high_info: float | None = None
-    norm: str | None = None
-    top_entropy_frac: float | None = None
-    overlong_buffer_frac: float | None = None
     rl_steps: int = 0
     total_optimizer_steps: int = 0
     eval_before: bool = False
@@ -112,7 +112,6 @@ class InfoSettings(Components):
     ray_address: str | None = None
     device: str = "cuda"
     keep_ray_logs: bool = False
-    keep_stale_surplus: bool = False
 
     def __post_init__(self) -> None:
         missing = [name for name in self.needed_settings() if getattr(self, name) is None]
@@ -127,7 +126,7 @@ class InfoSettings(Components):
         return SimpleNamespace(**asdict(self))
 
     @classmethod
-    def from_args(cls, args: Any) -> InfoSettings:
+    def from_args(cls, args: Any) -> Any:
         """Read the settings back from OpenRLHF's argument tree; their absence is an error (the run
         would silently train InfoPPO's defaults whatever method was planned)."""
         node = getattr(args, "infotime", None)
@@ -140,17 +139,37 @@ class InfoSettings(Components):
         return cls(**vars(node))
 
 
-def split_argv(argv: list[str]) -> tuple[InfoSettings, list[str]]:
-    """Separate ``--infotime.*`` flags (returned as settings) from OpenRLHF's flags."""
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    for f in fields(InfoSettings):
-        if f.type == "bool":
-            parser.add_argument(f"{FLAG_PREFIX}{f.name}", dest=f.name, action="store_true")
-            continue
-        kind = {"float": float, "int": int}.get(str(f.type).split(" ")[0], str)
-        if f.default is MISSING:  # a component: the plan always gives it
-            parser.add_argument(f"{FLAG_PREFIX}{f.name}", dest=f.name, type=kind, required=True)
-            continue
-        parser.add_argument(f"{FLAG_PREFIX}{f.name}", dest=f.name, type=kind, default=f.default)
-    known, rest = parser.parse_known_args(argv)
-    return InfoSettings(**vars(known)), rest
+def _setting_field(setting: components.Setting) -> tuple[str, Any, Any]:
+    return setting.name, setting.kind | None, field(default=False if setting.kind is bool else None)
+
+
+InfoSettings = make_dataclass(
+    "InfoSettings",
+    [_setting_field(s) for s in components.SETTINGS.values() if s.openrlhf is None],
+    bases=(_RunSettings,),
+    frozen=True,
+    namespace={"__module__": __name__, "__doc__": _RunSettings.__doc__},
+)
+"""infoppo's settings of a run: :class:`_RunSettings` and every method setting infoppo carries."""
+
+
+def write_run_config(path: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+    """Write the run's configuration (``settings``: :class:`InfoSettings`' fields), atomically, once
+    they make an :class:`InfoSettings`."""
+    InfoSettings(**settings)
+    atomic_write_json(path, {"schema": CONFIG_SCHEMA, "infotime": dict(settings)})
+
+
+def read_run_config(path: str | os.PathLike[str]) -> Any:
+    """The :class:`InfoSettings` of the run configuration at ``path``; a missing or malformed file, or a
+    component that is not registered, is a one-line ``ValueError`` that names the file."""
+    try:
+        document = loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(document, dict) or document.get("schema") != CONFIG_SCHEMA:
+            raise ValueError(f"not an infoppo run configuration of schema {CONFIG_SCHEMA}")
+        settings = InfoSettings(**document["infotime"])
+        for kind, name in settings.components().items():
+            components.component(kind, name)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read the run configuration {path}: {exc}") from None
+    return settings

@@ -25,10 +25,6 @@ def valid_text(text: str) -> str:
     return _LONE_SURROGATE.sub(REPLACEMENT, text) if _LONE_SURROGATE.search(text) else text
 
 
-def has_lone_surrogate(text: str) -> bool:
-    return _LONE_SURROGATE.search(text) is not None
-
-
 def json_safe(value: Any) -> Any:
     """``value`` with non-finite floats as ``None`` and strings made valid (dict keys included)."""
     if isinstance(value, float):

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 
 from infoppo_cli.report.health import Healths, final_accuracy, health_of, plotted_series, settled
 from infoppo_cli.report.runs import RunData
+from infoppo_cli.sweepdir.kinds import KINDS
 
-KIND_SYMBOLS = {"gamma": "γ", "lambda": "λ", "clip": "ε", "norm": "norm", "components": "method"}
+KIND_SYMBOLS = {name: kind.symbol for name, kind in KINDS.items()}
+"""Each sweep kind's symbol in legends and tables (``sweepdir/kinds.py``)."""
+
 
 # Two-sided 95% critical values of Student's t for 1..30 degrees of freedom (any statistics table);
 # beyond 30 the normal 1.96 is within 2%.

@@ -34,8 +34,7 @@ from infoppo_cli.rundir import (
 )
 from infoppo_cli.rundir.lock import run_status
 from infoppo_cli.rundir.weights import short, weights_fingerprint
-
-SWEEP_FILE = "sweep.json"
+from infoppo_cli.sweepdir.schema import SWEEP_FILE
 
 
 @dataclass

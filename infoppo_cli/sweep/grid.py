@@ -1,7 +1,7 @@
 """Sweep grids: the runs a sweep expands to, each an `infoppo train` request, their names and the commands
 of their phases (a run's train command is its request's, as
 :func:`~infoppo_cli.train.request.train_argv` writes it; what each kind varies is in
-:mod:`infoppo_cli.sweep.kinds`)."""
+:mod:`infoppo_cli.sweepdir.kinds`)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,8 @@ from typing import Any
 from infoppo_cli.errors import UsageError
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.schema import fields_argv, flag_of, option_fields
-from infoppo_cli.sweep.kinds import (
-    CONTROLLED_HINTS,
-    KINDS,
-    SWEEP_CONTROLLED_FIELDS,
-    Value,
-    format_value,
-    held_values,
-    parse_time_arms,
-    parse_values,
-    sweep_kind,
-)
+from infoppo_cli.sweep.kinds import CONTROLLED_HINTS, SWEEP_CONTROLLED_FIELDS, held_values
+from infoppo_cli.sweepdir.kinds import KINDS, Value, format_value, parse_time_arms, parse_values, sweep_kind
 from infoppo_cli.train.request import TrainRequest, train_argv
 
 __all__ = ["GridPoint", "SweepPlan", "build_plan", "expand_grid", "parse_time_arms", "parse_values"]
@@ -171,7 +162,7 @@ class SweepPlan:
             "time": list(self.arms),
             "seeds": self.seeds,
             "eval_bench": list(self.eval_benches),
-            "extra_train_args": fields_argv(TrainRequest, self.train_options),
+            "train_options": dict(self.train_options),
             "run_name_prefix": self.run_name_prefix,
         }
 

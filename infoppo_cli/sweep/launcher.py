@@ -25,7 +25,7 @@ from infoppo_cli.sweep import phase_log
 from infoppo_cli.sweep.kinds import RAY_JOB_ADDRESS
 from infoppo_cli.sweep.liveness import process_runs_in
 from infoppo_cli.sweep.state import PhaseRecord, RunRecord
-from infoppo_cli.train.request import TrainRequest, request_from_argv, train_argv
+from infoppo_cli.train.request import TrainRequest, recorded_request, train_argv
 
 EXECUTABLE_ENV = "INFOPPO_SWEEP_EXECUTABLE"
 """Overrides the program that stands for ``infoppo`` in a sweep's commands (split like a shell would)."""
@@ -52,13 +52,14 @@ def as_launched(request: TrainRequest, *, resume: bool, in_ray_job: bool) -> Tra
 
 
 def launch_argv(run: RunRecord, phase: PhaseRecord, in_ray_job: bool = False) -> list[str]:
-    """The phase's command as it starts: a train phase's is its recorded request
-    (:func:`~infoppo_cli.train.request.request_from_argv`) :func:`as_launched`, written by
+    """The phase's command as it starts: a train phase's is its recorded request, checked as a typed
+    one is (:func:`~infoppo_cli.train.request.recorded_request`), :func:`as_launched`, written by
     :func:`~infoppo_cli.train.request.train_argv`; an eval phase's is its recorded command."""
     if phase.name != "train":
-        return list(phase.command)
+        return list(phase.command or [])
     resume = RunDir(Path(run.output_dir)).is_run()
-    return train_argv(as_launched(request_from_argv(phase.command), resume=resume, in_ray_job=in_ray_job))
+    request = recorded_request(phase.request or {}, f"run {run.name}'s train request")
+    return train_argv(as_launched(request, resume=resume, in_ray_job=in_ray_job))
 
 
 def log_header(run: RunRecord, phase: PhaseRecord, argv: Sequence[str]) -> str:

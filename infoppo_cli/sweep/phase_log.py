@@ -65,16 +65,6 @@ def attempt_lines(path: Path) -> list[str]:
     return output
 
 
-def failure_line(path: Path) -> str | None:
-    """The last attempt's last ``error:`` line, None when it printed none."""
-    return _last_error(attempt_lines(path))
-
-
-def last_words(path: Path) -> str | None:
-    """The last attempt's last line with a letter or digit in it (not a rule or a box edge)."""
-    return _last_worded(attempt_lines(path))
-
-
 def failure_reason(path: Path, launcher_note: str | None) -> str | None:
     """Why a phase failed, as the sweep records it: the phase's own ``error:`` line, else what its
     launcher knows (a signal, a SLURM timeout), else the last line it printed."""

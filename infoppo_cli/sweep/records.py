@@ -9,10 +9,11 @@ from typing import Any
 
 @dataclass
 class PhaseRecord:
-    """One command of a run (``train`` or ``eval``) and how its last attempt went."""
+    """One phase of a run (``train`` or ``eval``), what it runs, and how its last attempt went."""
 
     name: str
-    command: list[str]
+    command: list[str] | None = None
+    """An eval phase's command (``infoppo eval ...``)."""
     status: str = "pending"
     exit_code: int | None = None
     started: str | None = None
@@ -21,12 +22,15 @@ class PhaseRecord:
     log: str | None = None
     """Log file, relative to the run directory."""
     launched: list[str] | None = None
-    """The argv actually started (the command plus e.g. ``--resume``)."""
+    """The argv actually started (the request's command line with e.g. ``--resume``)."""
     pid: int | None = None
     ray_job_id: str | None = None
     slurm_job_id: str | None = None
     """The SLURM job of the phase (``--launcher slurm``), to re-attach to after the sweep stopped."""
     note: str | None = None
+    request: dict[str, Any] | None = None
+    """A train phase's ``infoppo train`` request (``TrainRequest``'s fields, typed); its command line is
+    written when it is launched (``launcher.launch_argv``)."""
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """A sweep directory that was moved or copied: its recorded paths re-rooted to where it is now.
 
-``sweep.json`` records absolute paths (each run's directory, and the train and eval commands that name
-it), so that a run can be found and reported from anywhere. When the file is read from another directory
-than the one it records, every path under the recorded one is rewritten to the same place under the new
-one: the runs resume where they now are, with the commands they would have had there. Only a phase that
-is still running as a job or process cannot follow, because it writes to the old paths.
+``sweep.json`` records absolute paths (each run's directory, and the train requests and eval commands
+that name it), so that a run can be found and reported from anywhere. When the file is read from another
+directory than the one it records, every path under the recorded one is rewritten to the same place under
+the new one: the runs resume where they now are, with the commands they would have had there. Only a
+phase that is still running as a job or process cannot follow, because it writes to the old paths.
 """
 
 from __future__ import annotations
@@ -36,16 +36,28 @@ def reroot_document(document: dict[str, Any], root: Path) -> str | None:
     def moved(tokens: list[str]) -> list[str]:
         return [rerooted(token, old, new) for token in tokens]
 
+    def moved_values(fields: dict[str, Any]) -> dict[str, Any]:
+        return {
+            key: rerooted(value, old, new)
+            if isinstance(value, str)
+            else moved(value)
+            if isinstance(value, list) and all(isinstance(item, str) for item in value)
+            else value
+            for key, value in fields.items()
+        }
+
     for run in document["runs"]:
         run["output_dir"] = rerooted(run["output_dir"], old, new)
         for phase in run["phases"]:
-            phase["command"] = moved(phase["command"])
-            if phase.get("launched") is not None:
-                phase["launched"] = moved(phase["launched"])
+            for argv in ("command", "launched"):
+                if phase.get(argv) is not None:
+                    phase[argv] = moved(phase[argv])
+            if phase.get("request") is not None:
+                phase["request"] = moved_values(phase["request"])
     document["command"] = moved(document["command"])
-    extra = document["settings"].get("extra_train_args")
-    if isinstance(extra, list) and all(isinstance(token, str) for token in extra):
-        document["settings"]["extra_train_args"] = moved(extra)
+    options = document["settings"].get("train_options")
+    if isinstance(options, dict):
+        document["settings"]["train_options"] = moved_values(options)
     return old
 
 

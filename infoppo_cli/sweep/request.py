@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import redact_argv, secrets_in_argv
 from infoppo_cli.schema import option
-from infoppo_cli.sweep.kinds import KINDS, Value
+from infoppo_cli.sweepdir.kinds import KINDS, Value
 
 if TYPE_CHECKING:
     from infoppo_cli.sweep.grid import SweepPlan
@@ -82,9 +82,6 @@ class SweepRequest:
         "--eval-bench is train's, every run's in-training eval.)",
         default_text="",
     )
-    older_eval_bench: str | None = option(
-        None, "Older spelling of --eval-bench (every run's in-training eval).", "--train-eval-bench"
-    )
     retry_failed: bool = option(False, "Run the sweep's failed runs again.", "--retry-failed")
     force_new_grid: bool = option(
         False, "Run another grid in a sweep directory that holds one (adds its runs).", "--force-new-grid"
@@ -114,14 +111,10 @@ class SweepRequest:
             )
 
     def train_options(self, given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """The train options every run gets (``given``: ``TrainRequest`` fields, ``--train-eval-bench``'s
-        added), with the value of every secret ``--set`` redacted, and those secrets by environment
-        variable (the runs inherit them; no command or record shows them)."""
+        """The train options every run gets (``given``: ``TrainRequest`` fields), with the value of every
+        secret ``--set`` redacted, and those secrets by environment variable (the runs inherit them; no
+        command or record shows them)."""
         options = dict(given)
-        if self.older_eval_bench is not None:
-            if "eval_bench" in options:
-                raise UsageError("give --eval-bench or its older spelling --train-eval-bench, not both")
-            options["eval_bench"] = self.older_eval_bench
         overrides = list(options.get("overrides") or [])
         if overrides:
             options["overrides"] = redact_argv(overrides)

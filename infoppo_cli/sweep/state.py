@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
-import shlex
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,12 @@ from infoppo_cli.records.text import loads
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.records import PhaseRecord, RunRecord
 from infoppo_cli.sweep.relocate import left_running, reroot_document
-from infoppo_cli.sweep.state_schema import shape_problem
-from infoppo_cli.train.request import TRACKING_FIELDS, TrainRequest, request_from_argv
+from infoppo_cli.sweepdir.schema import SWEEP_FILE, shape_problem
+from infoppo_cli.train.request import TRACKING_FIELDS
 
-STATE_FILE = "sweep.json"
-SCHEMA_VERSION = 1
+STATE_FILE = SWEEP_FILE
+SCHEMA_VERSION = 2
+"""2: a train phase records its request (typed), not its command line (1)."""
 STATUSES: tuple[str, ...] = ("pending", "running", "done", "failed")
 
 
@@ -171,6 +171,13 @@ def _run_from_dict(data: dict[str, Any]) -> RunRecord:
     return RunRecord(phases=phases, **data)
 
 
+def _phases(plan: SweepPlan, point: GridPoint) -> list[PhaseRecord]:
+    """The point's train request (its command line is written at launch) and eval command."""
+    phases = [PhaseRecord(name="train", request=asdict(plan.train_request(point)))]
+    evaluation = plan.eval_command(point)
+    return phases + ([PhaseRecord(name="eval", command=evaluation)] if evaluation else [])
+
+
 def _new_run(plan: SweepPlan, point: GridPoint) -> RunRecord:
     return RunRecord(
         name=point.name,
@@ -182,7 +189,7 @@ def _new_run(plan: SweepPlan, point: GridPoint) -> RunRecord:
         seed=point.seed,
         parameters=point.parameters(),
         output_dir=str(plan.run_dir(point)),
-        phases=[PhaseRecord(name=name, command=command) for name, command in plan.phases(point)],
+        phases=_phases(plan, point),
     )
 
 
@@ -211,7 +218,7 @@ def open_sweep(
 
     Resuming keeps each existing run's record (in a moved directory, at its new place). Another grid
     (other values, arms or seeds) is a :class:`UsageError` naming the difference unless
-    ``force_new_grid`` (then the new grid's runs are added); a run whose train command changed (another
+    ``force_new_grid`` (then the new grid's runs are added); a run whose train request changed (another
     experiment in the same directory) is one too; a changed or added eval phase that has not run yet
     is replaced. Failed phases go back to pending only with ``retry_failed``.
     """
@@ -308,35 +315,35 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def _untracked(command: list[str]) -> TrainRequest | list[str]:
-    """What a train command asks a run to compute: its request without the names it has in wandb and
-    TensorBoard (so that the same run reads the same however its command was written); the command
-    itself when it is no request (written by hand)."""
-    try:
-        request = request_from_argv(command)
-    except UsageError:
-        return command
-    return replace(request, **dict.fromkeys(TRACKING_FIELDS))
+def _untracked(phase: PhaseRecord) -> dict[str, Any]:
+    """What a train phase asks its run to compute: its request without the names it has in wandb and
+    TensorBoard (so that the same run reads the same however it is named)."""
+    return {key: value for key, value in (phase.request or {}).items() if key not in TRACKING_FIELDS}
+
+
+def _runs(phase: PhaseRecord) -> Any:
+    """What a phase runs: a train phase's request, an eval phase's command."""
+    return phase.request if phase.name == "train" else phase.command
 
 
 def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     stored = {phase.name: phase for phase in run.phases}
     old_train, new_train = stored["train"], fresh.phase("train")
-    renamed = _untracked(old_train.command) == _untracked(new_train.command)  # the same run
-    if old_train.command != new_train.command and old_train.status != "pending" and renamed:
+    renamed = _untracked(old_train) == _untracked(new_train)  # the same run
+    if old_train.request != new_train.request and old_train.status != "pending" and renamed:
         if old_train.status == "failed":  # its retry uses the new names; a started phase keeps its own
-            old_train.command = list(new_train.command)
+            old_train.request = dict(new_train.request or {})
         new_train = old_train
-    if old_train.command != new_train.command and old_train.status != "pending":
+    if old_train.request != new_train.request and old_train.status != "pending":
         raise UsageError(
-            f"run {run.name} in {Path(run.output_dir).parent} was started with another train command "
-            f"({_first_difference(old_train.command, new_train.command)}); "
+            f"run {run.name} in {Path(run.output_dir).parent} was started with another train request "
+            f"({_first_difference(old_train.request or {}, new_train.request or {})}); "
             "use a new --out for different train options"
         )
     phases = []
     for new in fresh.phases:
         old = stored.get(new.name)
-        keep = old is not None and (old.command == new.command or old.status == "running" or old is new_train)
+        keep = old is not None and (_runs(old) == _runs(new) or old.status == "running" or old is new_train)
         phases.append(old if keep else new)
     # A phase this invocation does not ask for (e.g. eval without --eval-bench) keeps its record once it ran.
     wanted = {phase.name for phase in fresh.phases}
@@ -345,7 +352,6 @@ def _reconcile_phases(run: RunRecord, fresh: RunRecord) -> None:
     run.refresh_status()
 
 
-def _first_difference(recorded: list[str], now: list[str]) -> str:
-    at = next(i for i, (a, b) in enumerate(zip([*recorded, ""], [*now, ""], strict=False)) if a != b)
-    shown = [shlex.join(tokens[at : at + 2]) or "(nothing)" for tokens in (recorded, now)]
-    return f"recorded {shown[0]}, now {shown[1]}"
+def _first_difference(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    key = next(key for key in [*recorded, *now] if recorded.get(key) != now.get(key))
+    return f"{key}: recorded {recorded.get(key)!r}, now {now.get(key)!r}"

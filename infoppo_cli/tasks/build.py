@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.resources import installed_version
-from infoppo_cli.tasks.arithmetic import ArithmeticSpec, Problem, heldout_row, train_row, write_jsonl
+from infoppo_cli.tasks.arithmetic import ArithmeticSpec, heldout_row, train_row, write_jsonl
 from infoppo_cli.tasks.chain import ChainSpec, ChainTeacherSpec
 from infoppo_cli.tasks.teacher import TeacherSpec
 from infoppo_cli.tasks.warm_start import (
@@ -137,8 +138,6 @@ def _build(recipe: TaskRecipe, directory: Path, progress: Progress) -> BuildRepo
 
 def _reference_length(tokenizer: Any, heldout: list[Any], recipe: TaskRecipe) -> float:
     """Mean tokens of a correct response (the end-of-turn token included), as the policy writes it."""
-    import random
-
     texts = [recipe.teacher.respond(problem, random.Random(0), exact=True) for problem in heldout]
     lengths = [len(ids) + 1 for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
     return sum(lengths) / len(lengths)
@@ -160,11 +159,6 @@ def _no_progress_bars() -> Iterator[None]:
     finally:
         if was_enabled:
             hf_logging.enable_progress_bar()
-
-
-def tokenizer_corpus(problems: list[Problem]) -> list[str]:
-    """The arithmetic task's tokenizer text: the chat roles, problems and both answer forms."""
-    return [TeacherSpec().corpus_text(problem) for problem in problems]
 
 
 def _tokenizer(corpus: list[str], spec: ModelSpec) -> Any:

@@ -58,11 +58,6 @@ def teacher_response(problem: Problem, spec: TeacherSpec, rng: random.Random) ->
     return form.format(answer)
 
 
-def correct_response(problem: Problem) -> str:
-    """A response the grader marks correct: DAPO's answer line with the right answer."""
-    return ANCHORED.format(problem.answer)
-
-
 def expected_accuracy(spec: TeacherSpec) -> float:
     """The share of the teacher's responses that grade correct, which a perfect student would match."""
     return (1.0 - spec.wrong_rate) * (1.0 - spec.unanchored_rate)

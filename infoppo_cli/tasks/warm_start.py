@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from infoppo_cli.data.templates import build_prompt
+
 IGNORE = -100
 """The label that keeps a position out of the loss (prompt and padding)."""
 
@@ -153,8 +155,6 @@ def supervised_pass(
 
 
 def _prompt_ids(tokenizer: Any, problems: Sequence[Any]) -> list[list[int]]:
-    from infoppo_cli.data.templates import build_prompt
-
     texts = [build_prompt(tokenizer, problem.text, "dapo") for problem in problems]
     return tokenizer(texts, add_special_tokens=False)["input_ids"]
 

@@ -1,14 +1,16 @@
-"""Where a run trains: ``cuda`` (vLLM and DeepSpeed on GPUs) or ``cpu`` (DeepSpeed on its CPU
-accelerator and OpenRLHF's vLLM engines on vLLM's CPU build, ``openrlhf_adapter/cpu``). A CPU run is for
-tiny models: a plan that would not fit this machine's memory, take hours per step, or ask for more
-training workers than cores is refused before anything starts."""
+"""The plan's checks of where a run trains (the devices themselves: ``openrlhf_adapter/device.py``). A
+run that takes no GPUs trains on this machine's CPU and is for tiny models: a plan that would not fit
+this machine's memory, take hours per step, or ask for more training workers than cores is refused
+before anything starts."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.device import DEVICES
 
 CPU_FLOPS_PER_CORE = 2e10
 """Sustained float32 matmul throughput of one core, for the estimate (a modern x86 core with AVX2)."""
@@ -25,16 +27,10 @@ CPU_INCOMPATIBLE = {
     "ds.adam_offload": "DeepSpeed's CPU Adam offload is for GPU runs",
 }
 
-CPU_ENGINE_FLAGS: dict[str, Any] = {
-    "vllm.sync_backend": "gloo",  # the weight sync over gloo (openrlhf_adapter/cpu/weight_sync.py)
-    "vllm.enforce_eager": True,  # no graph capture: a CUDA feature, and minutes of compiling on a CPU
-}
-"""The OpenRLHF flags a CPU run's vLLM engines need, set by the plan and not overridable."""
-
 
 def device_flags(device: str) -> dict[str, Any]:
     """The OpenRLHF flags ``device`` sets on every run."""
-    return dict(CPU_ENGINE_FLAGS) if device == "cpu" else {}
+    return dict(DEVICES[device].engine_flags)
 
 
 @dataclass(frozen=True)
@@ -50,8 +46,6 @@ def cpu_cost(params: float, flags: dict[str, Any], with_critic: bool) -> CpuCost
     """Memory: actor (and critic) trained with AdamW in fp32 plus the rollout engine's copy. Time:
     2 FLOPs per parameter per token to generate and to score the old policy (and the critic), 6 to
     train, over every token of one RL step's responses."""
-    import os
-
     models = 2 if with_critic else 1
     memory = params * (TRAIN_BYTES_PER_PARAM * models + 4)
     responses = int(flags["rollout.batch_size"]) * int(flags["rollout.n_samples_per_prompt"])
@@ -73,14 +67,14 @@ def check_device(
     """Refuse a CPU run this machine cannot hold or finish (one line, with the estimate), and the flags
     a CPU run cannot honour; returns the estimate for the plan (``params``: the model's size when its
     directory cannot tell it yet, a task a dry run did not build)."""
-    if device != "cpu":
+    if DEVICES[device].uses_gpus:
         return None
     from infoppo_cli.openrlhf_adapter.checkpoints import model_parameters
 
     for flag, why in CPU_INCOMPATIBLE.items():
         if flags.get(flag):
             raise UsageError(f"--device cpu cannot run with {flag}: {why}; drop it (--set {flag}=false)")
-    for flag, needed in CPU_ENGINE_FLAGS.items():
+    for flag, needed in DEVICES[device].engine_flags.items():
         if flags.get(flag) != needed:
             raise UsageError(f"--device cpu runs its vLLM engines with {flag}={needed}; drop --set {flag}")
     if int(flags.get("ds.ring_attn_size", 1)) > 1:
@@ -111,8 +105,6 @@ def check_device(
 def _check_cpu_workers(flags: dict[str, Any]) -> None:
     """A CPU run trains on this machine: one node, and no more data-parallel workers per model than
     cores (``--gpus-per-node`` counts CPU workers there)."""
-    import os
-
     if int(flags["actor.num_nodes"]) != 1:
         raise UsageError("--device cpu trains on this machine: --nodes must be 1")
     workers, cores = int(flags["actor.num_gpus_per_node"]), os.cpu_count() or 1

@@ -18,6 +18,8 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.data.templates import BOXED_PREFIX, DAPO_PREFIX, render_prompt
 from infoppo_cli.errors import UsageError
+from infoppo_cli.records import iter_jsonl
+from infoppo_cli.records.text import dumps
 from infoppo_cli.rundir import RunDir
 
 DEFAULT_BENCHES = ("aime24", "aime25")
@@ -110,7 +112,6 @@ def _first_prompt(path: Path) -> Any:
         except Exception:  # no such column, or not parquet: no prompt to read
             return None
         return table.column("prompt")[0].as_py() if table.num_rows else None
-    from infoppo_cli.records import iter_jsonl
 
     first = next(iter_jsonl(path), None)
     return None if first is None or first.record is None else first.record.get("prompt")
@@ -137,8 +138,6 @@ def write_eval_prompts(
 ) -> Path | None:
     """Write ``output_dir/eval-prompts.jsonl`` (atomically) for ``plan``; ``None`` when it is off.
     ``problems`` are the benchmarks already loaded by :func:`load_eval_problems` (loaded here if not)."""
-    from infoppo_cli.records.text import dumps
-
     if not plan.benches:
         return None
     lines = []

@@ -14,11 +14,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model, field_validator
 
-from infoppo_cli.components import KINDS, NORMS
+from infoppo_cli.components import KINDS, SETTINGS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.openrlhf_adapter.settings import Components
 from infoppo_cli.resources import data_dir
@@ -38,26 +37,26 @@ FlagValues = dict[str, Any]
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
-class InfotimeTable(BaseModel):
-    """``[NAME.infotime]``: infoppo's own settings of a method (None: not given here)."""
+def _checked_setting(cls: Any, value: Any, info: Any) -> Any:
+    """A declared setting's value once its declaration takes it (``None``: not given here)."""
+    problem = None if value is None else SETTINGS[info.field_name].problem(value)
+    if problem:
+        raise ValueError(problem)  # named by the error's place: [NAME.infotime] KEY
+    return value
 
-    model_config = _STRICT
-    eps_low_info: float | None = None
-    eps_high_info: float | None = None
-    norm: Literal[tuple(NORMS)] | None = None
-    top_entropy_frac: float | None = None
-    overlong_buffer_frac: float | None = Field(default=None, gt=0.0, lt=1.0)
-    keep_stale_surplus: bool | None = None
 
-    @field_validator("eps_low_info", "eps_high_info", "top_entropy_frac")
-    @classmethod
-    def _in_range(cls, value: float | None, info: Any) -> float | None:
-        name = {"eps_low_info": "eps_low", "eps_high_info": "eps_high"}.get(info.field_name, "top_frac")
-        try:
-            validate_hyperparameters(**{name: value})
-        except ValueError as exc:  # "eps_low must be ...": the key is named by the error's place
-            raise ValueError(str(exc).split(" ", 1)[1]) from None
-        return value
+INFOPPO_SETTINGS = tuple(setting for setting in SETTINGS.values() if setting.openrlhf is None)
+"""The method settings of a ``[NAME.infotime]`` table (the others are OpenRLHF flags)."""
+InfotimeTable = create_model(
+    "InfotimeTable",
+    __config__=_STRICT,
+    __doc__="``[NAME.infotime]``: infoppo's own settings of a method (None: not given here).",
+    __validators__={"declared_range": field_validator(*(s.name for s in INFOPPO_SETTINGS))(_checked_setting)},
+    **{
+        s.name: ((Literal[s.choices] if s.choices else s.kind) | None, None)  # type: ignore[valid-type]
+        for s in INFOPPO_SETTINGS
+    },
+)
 
 
 class MethodTable(BaseModel):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections import deque
@@ -126,8 +127,6 @@ class TrainOutput:
 
     def begin(self, command: list[str], resumed: bool) -> None:
         """The log's header for this launch (a resumed run's lines follow its earlier ones)."""
-        import shlex
-
         what = "resumed" if resumed else "started"
         self.write(f"--- infoppo train {what} {utc_timestamp()}: {shlex.join(command)}")
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.hyperparameters import validate_hyperparameters
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.openrlhf_adapter.checkpoints import disk_space_warnings
+from infoppo_cli.openrlhf_adapter.device import DEVICES, Device
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN
+from infoppo_cli.openrlhf_adapter.settings import CONFIG_FILE, write_run_config
 from infoppo_cli.resources import require_openrlhf
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.train.builtin_task import BuildProgress, UnbuiltTask, resolve_task
@@ -28,8 +28,8 @@ from infoppo_cli.train.device import CpuCost, check_device, device_flags
 from infoppo_cli.train.eval_set import EvalPlan, eval_plan
 from infoppo_cli.train.length import RunLength, run_length
 from infoppo_cli.train.methods import Method, method
-from infoppo_cli.train.presets import DEVICES, Preset, preset
-from infoppo_cli.train.request import DEFAULT_DATA, PREPARE_DATA, TrainRequest
+from infoppo_cli.train.presets import Preset, preset
+from infoppo_cli.train.request import DEFAULT_DATA, METHOD_SETTINGS, PREPARE_DATA, TrainRequest
 from infoppo_cli.train.schedule import (
     ACTOR_SCHEDULER,
     CRITIC_SCHEDULER,
@@ -88,6 +88,11 @@ class TrainPlan:
     """The preset's task, when a dry run found it not built: the first real run builds it."""
 
     @property
+    def device(self) -> Device:
+        """Where the run trains (``openrlhf_adapter/device.py``)."""
+        return DEVICES[self.infotime["device"]]
+
+    @property
     def data_to_prepare(self) -> str | None:
         """The default data file when it does not exist yet (a dry run plans without it), else None."""
         path = Path(self.data)
@@ -98,32 +103,33 @@ class TrainPlan:
         """The OpenRLHF flags as command-line tokens."""
         return openrlhf_flags.render(self.flags)
 
+    @property
+    def config_path(self) -> Path:
+        """The run's configuration (``RUN/config.json``): infoppo's settings, which the launcher, the
+        trainer and the reward read (``openrlhf_adapter/settings.py``)."""
+        return self.output_dir / CONFIG_FILE
+
+    def write_config(self) -> None:
+        """Write the run's configuration (before its launch)."""
+        write_run_config(self.config_path, self.infotime)
+
     def command(self) -> list[str]:
-        """The exact process infoppo launches: our entry point around OpenRLHF's ``train_ppo_ray``."""
-        ours = openrlhf_flags.render({f"infotime.{k}": v for k, v in self.infotime.items()})
-        return [sys.executable, "-m", LAUNCH_MODULE, *ours, *self.openrlhf_argv()]
+        """The exact process infoppo launches: our entry point around OpenRLHF's ``train_ppo_ray``, given
+        the run's configuration and OpenRLHF's flags."""
+        return [sys.executable, "-m", LAUNCH_MODULE, "--config", str(self.config_path), *self.openrlhf_argv()]
 
 
 def _check_option_fits_method(req: TrainRequest, chosen: Method) -> None:
-    if not chosen.uses_critic and (req.gamma is not None or req.lambd is not None):
-        raise UsageError(f"--gamma/--lambd need a critic (GAE); {chosen.name} has none ({chosen.advantage})")
-    clip_only = {"--eps-low-info": req.eps_low_info, "--eps-high-info": req.eps_high_info}
-    given = [name for name, value in clip_only.items() if value is not None]
-    if given and not chosen.clip_rule.uses_rho:
-        raise UsageError(
-            f"{', '.join(given)} only apply to a method with the adaptive clip, not {chosen.name}"
-        )
-    if req.norm is not None and not chosen.uses_rho:
-        raise UsageError(f"--norm only applies to a method that uses rho, not {chosen.name}")
+    for setting in METHOD_SETTINGS:
+        if getattr(req, setting.name) is not None and not setting.takes(chosen):
+            parts = ", ".join(chosen.components().values())
+            raise UsageError(
+                f"{setting.options[0]} only applies to a method {setting.applies_text}, not {chosen.name} "
+                f"({parts})"
+            )
 
 
 def _check_values(req: TrainRequest) -> None:
-    try:
-        validate_hyperparameters(req.gamma, req.lambd, req.eps_low_info, req.eps_high_info)
-    except ValueError as exc:
-        raise UsageError(str(exc).replace("lambd ", "--lambda ").replace("gamma ", "--gamma ")) from None
-    if req.norm is not None and req.norm not in NORMS:
-        raise UsageError(f"unknown --norm {req.norm!r}; choose one of: {', '.join(NORMS)}")
     if req.device is not None and req.device not in DEVICES:
         raise UsageError(f"unknown --device {req.device!r}; choose one of: {', '.join(DEVICES)}")
 
@@ -190,22 +196,21 @@ def _overlong_buffer(algo: Method, chosen: Preset) -> dict[str, Any]:
     return {"reward.overlong_buffer_len": max(round(share * chosen.max_response_tokens), 1)}
 
 
-def _cli_flags(req: TrainRequest) -> dict[str, Any]:
-    flags: dict[str, Any] = {}
-    if req.gamma is not None:
-        flags["algo.advantage.gamma"] = req.gamma
-    if req.lambd is not None:
-        flags["algo.advantage.lambd"] = req.lambd
-    return flags
+def _given_settings(req: TrainRequest, carried_by_openrlhf: bool) -> dict[str, Any]:
+    """The method settings the command line gives: by OpenRLHF flag (``algo.advantage.gamma``) for those
+    OpenRLHF carries, else by name (infoppo's own)."""
+    return {
+        (setting.openrlhf if carried_by_openrlhf else setting.name): getattr(req, setting.name)
+        for setting in METHOD_SETTINGS
+        if getattr(req, setting.name) is not None and bool(setting.openrlhf) == carried_by_openrlhf
+    }
 
 
 def _infotime_settings(
     algo: Method, req: TrainRequest, out: Path, length: RunLength, device: str
 ) -> dict[str, Any]:
     settings: dict[str, Any] = {"method": algo.name, **algo.components(), **algo.infotime}
-    for key in ("eps_low_info", "eps_high_info", "norm"):
-        if getattr(req, key) is not None:
-            settings[key] = getattr(req, key)
+    settings.update(_given_settings(req, carried_by_openrlhf=False))
     settings["rl_steps"] = length.rl_steps
     settings["total_optimizer_steps"] = length.optimizer_steps
     settings["eval_before"] = req.eval_before
@@ -340,7 +345,7 @@ def plan_training(
     flags.update(chosen.method_overrides.get(algo.name, {}))
     flags.update(_derived_flags(chosen, algo, req, data, out, seed))
     flags.update(_overlong_buffer(algo, chosen))
-    flags.update(_cli_flags(req))
+    flags.update(_given_settings(req, carried_by_openrlhf=True))
     flags.update(tracking_flags(req, out, algo.name, overrides))
     every = req.eval_every or chosen.eval_every
     samples = req.eval_samples or chosen.eval_samples

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from infoppo_cli.errors import InfoppoError
+from infoppo_cli.train.eval_set import load_eval_problems
 from infoppo_cli.train.plan import TrainPlan
 
 BenchResults = dict[tuple[str, str | None, str | None], str | None]
@@ -29,8 +30,6 @@ def _attempt(problems: list[str], check: Callable[[], Any]) -> None:
 
 
 def _bench_problem(plan: TrainPlan, name: str, file: str | None) -> str | None:
-    from infoppo_cli.train.eval_set import load_eval_problems
-
     assert plan.evaluation is not None
     try:
         load_eval_problems(replace(plan.evaluation, benches={name: file}))

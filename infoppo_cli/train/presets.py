@@ -10,15 +10,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.device import DEVICES
 from infoppo_cli.resources import data_dir
 from infoppo_cli.schema import SAMPLES_PER_PROBLEM, checked, file_problem, read_toml
 from infoppo_cli.train.eval_set import DEFAULT_EVERY
 from infoppo_cli.train.methods import METHODS_FILE, FlagValues, checked_flags
 from infoppo_cli.train.request import RL_STEPS
-
-DEVICES = ("cuda", "cpu")
-"""``cuda``: vLLM and DeepSpeed on GPUs. ``cpu``: DeepSpeed on its CPU accelerator and infoppo's CPU
-rollout engine in vLLM's place (``openrlhf_adapter/cpu``), for a tiny model on any machine."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +84,7 @@ class PresetFile(BaseModel):
     steps: int = Field(ge=RL_STEPS.least, le=RL_STEPS.most)
     eval_every: int = Field(DEFAULT_EVERY, ge=RL_STEPS.least, le=RL_STEPS.most)
     eval_samples: int | None = Field(None, ge=SAMPLES_PER_PROBLEM.least, le=SAMPLES_PER_PROBLEM.most)
-    device: Literal[DEVICES] = "cuda"
+    device: Literal[tuple(DEVICES)] = "cuda"
     openrlhf: dict[str, Any] = Field(default_factory=dict)
     method_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
     sweeps: dict[Literal["gamma", "lambda"], SweepGridFile] = Field(default_factory=dict)

@@ -23,6 +23,8 @@ class Recorded:
     run_dir: Path
     request: dict[str, Any]
     flags: dict[str, Any]
+    infotime: dict[str, Any]
+    """infoppo's settings of the run (its ``RUN/config.json``; the manifest's ``config.infotime``)."""
     command: list[str]
     versions: dict[str, Any]
     git_commit: str | None
@@ -40,6 +42,7 @@ def read_recorded(run_dir: str) -> Recorded:
             run_dir=manifest.path.parent.resolve(),
             request=dict(manifest.section("request")),
             flags=dict(manifest.section("openrlhf_flags")),
+            infotime=_settings(manifest),
             command=list(manifest.command),
             versions=dict(manifest.versions),
             git_commit=manifest.git_commit,
@@ -49,6 +52,12 @@ def read_recorded(run_dir: str) -> Recorded:
     except UsageError as exc:
         raise UsageError(f"--replay {run_dir}: {exc}") from None
     return recorded
+
+
+def _settings(manifest: Manifest) -> dict[str, Any]:
+    """infoppo's recorded settings (``config.infotime``), shown where they differ; none when absent."""
+    recorded = manifest.config.get("infotime")
+    return dict(recorded) if isinstance(recorded, dict) else {}
 
 
 def _check_request(manifest: Manifest, request: dict[str, Any]) -> None:
@@ -159,7 +168,8 @@ def replay_request(
 
 
 def differences(recorded: Recorded, plan: TrainPlan) -> list[tuple[str, str, str]]:
-    """``(what, recorded, now)`` for every flag, version and the commit that differ."""
+    """``(what, recorded, now)`` for every OpenRLHF flag, infoppo setting, version and the commit that
+    differ, and the interpreter."""
     from infoppo_cli.resources import stack_versions
     from infoppo_cli.rundir.manifest import git_commit
 
@@ -175,8 +185,12 @@ def differences(recorded: Recorded, plan: TrainPlan) -> list[tuple[str, str, str
     commit = git_commit()
     if recorded.git_commit != commit:
         rows.append(("git commit", _shown(recorded.git_commit), _shown(commit)))
-    if recorded.command != plan.command() and not any(row[0].startswith("--") for row in rows):
-        rows.append(("command", "recorded", "differs (infoppo's own settings or the interpreter)"))
+    for key in sorted(set(recorded.infotime) | set(plan.infotime)):
+        old, new = recorded.infotime.get(key), plan.infotime.get(key)
+        if old != new:
+            rows.append((f"infoppo's {key}", _shown(old), _shown(new)))
+    if recorded.command[:1] != plan.command()[:1]:
+        rows.append(("interpreter", _shown(recorded.command[0]), plan.command()[0]))
     return rows
 
 

@@ -2,21 +2,25 @@
 
 Each field of :class:`TrainRequest` carries its command-line declaration (``infoppo_cli.schema.option``):
 ``infoppo_cli.cli.options`` builds ``infoppo train``'s options and ``--help`` from it, a sweep builds a
-request per run from the same fields (and launches it as :func:`train_argv` writes it, the one place a
-request becomes a command line), and ``--replay`` rebuilds one from a run's manifest. Defaults
-that belong to a preset or a method (gamma, lambda, the clip's epsilons, the normalisation, the RL
-steps, ...) are ``None`` here, "the preset's" or "the method's": ``presets/*.toml`` and
-``presets/methods.toml`` hold them (``infoppo presets`` lists them). This module stays light: the
-command line imports it to build its options.
+request per run from the same fields (records it in ``sweep.json`` as those fields, and launches it as
+:func:`train_argv` writes it, the one place a request becomes a command line), and ``--replay``
+rebuilds one from a run's manifest. The method settings are :data:`METHOD_SETTINGS`, derived from their
+declarations (``components.SETTINGS``). Defaults that belong to a preset or a method (gamma, lambda, the
+clip's epsilons, the normalisation, the RL steps, ...) are ``None`` here, "the preset's" or "the
+method's": ``presets/*.toml`` and ``presets/methods.toml`` hold them (``infoppo presets`` lists them).
+This module stays light: the command line imports it to build its options.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import MISSING, dataclass
-from typing import Literal
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, make_dataclass
+from typing import Any, Literal
 
-from infoppo_cli.components import NORMS
+from infoppo_cli.components import SETTINGS
+from infoppo_cli.errors import UsageError
+from infoppo_cli.hyperparameters import Setting
 from infoppo_cli.rundir import DEFAULT_RUN_DIR_TEXT
 from infoppo_cli.schema import (
     AT_LEAST_ONE,
@@ -26,7 +30,6 @@ from infoppo_cli.schema import (
     benches_file_option,
     check_options,
     option,
-    parse_fields,
     settings_argv,
 )
 from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
@@ -36,8 +39,6 @@ PREPARE_DATA = "`infoppo data prep dapo-math-17k`"
 """The command that writes ``DEFAULT_DATA``."""
 DEFAULT_METHOD = "infoppo"
 DEFAULT_SEED = 42
-NORM_CHOICES = Literal[tuple(NORMS)]
-"""The registered rho normalisations (``components.NORMS``) as a command-line choice."""
 _METHODS = "the method's; see `infoppo presets`"
 WANDB_MODE_CHOICES = Literal["online", "offline", "disabled"]
 """``train.tracking.WANDB_MODES`` as a command-line choice."""
@@ -52,9 +53,14 @@ RL_STEPS = Limits(1, MAX_RL_STEPS, f"infoppo plans runs of at most {MAX_RL_STEPS
 ``eval_every``): the GPU presets run 1,050; a million is years of GPU time, and more is a typo."""
 
 
+METHOD_SETTINGS: tuple[Setting, ...] = tuple(setting for setting in SETTINGS.values() if setting.options)
+"""The method settings the command line gives (``components.SETTINGS``): each a request field, under its
+own name and option."""
+
+
 @dataclass
-class TrainRequest:
-    """What the user asked for on the command line (``None`` means: the preset's or the method's)."""
+class _RunOptions:
+    """What a run trains: its preset, method, model, data and directory."""
 
     preset: str = option(
         MISSING, "Model preset (see `infoppo presets`) or a preset file FILE.toml.", "--preset", "-p"
@@ -74,13 +80,29 @@ class TrainRequest:
         default_text=f"{DEFAULT_DATA}, or the preset's task",
     )
     output_dir: str | None = option(None, "Run directory.", default_text=DEFAULT_RUN_DIR_TEXT)
-    gamma: float | None = option(None, "Discount gamma in (0, 1].", default_text=_METHODS)
-    lambd: float | None = option(None, "GAE lambda in [0, 1].", "--lambda", "--lambd", default_text=_METHODS)
-    eps_low_info: float | None = option(None, "Adaptive-clip eps_low >= 0.", default_text=_METHODS)
-    eps_high_info: float | None = option(None, "Adaptive-clip eps_high >= 0.", default_text=_METHODS)
-    norm: str | None = option(
-        None, "Entropy normalisation for rho.", default_text=_METHODS, cli_type=NORM_CHOICES
-    )
+
+
+def _setting_field(setting: Setting) -> tuple[str, Any, Any]:
+    """A method setting as a request field: its option, ``None`` (the method's) unless given."""
+    cli_type = Literal[setting.choices] if setting.choices else None
+    declared = option(None, setting.help, *setting.options, default_text=_METHODS, cli_type=cli_type)
+    return setting.name, setting.kind | None, declared
+
+
+_MethodSettings = make_dataclass(
+    "_MethodSettings",
+    [_setting_field(setting) for setting in METHOD_SETTINGS],
+    bases=(_RunOptions,),
+    namespace={"__module__": __name__, "__doc__": "The method settings of a request (``METHOD_SETTINGS``)."},
+)
+
+
+@dataclass
+class TrainRequest(_MethodSettings):
+    """What the user asked for on the command line (``None`` means: the preset's or the method's): the
+    run's options, each method setting (derived from its declaration, :data:`METHOD_SETTINGS`), and how
+    it runs."""
+
     seed: int | None = option(
         None,
         "Random seed, 0 to 2**32 - 1: OpenRLHF's --train.seed.",
@@ -171,18 +193,28 @@ class TrainRequest:
     )
 
     def __post_init__(self) -> None:
-        check_options(self)  # before any work: each option's declared limits, no empty text
+        check_options(self)  # before any work: each option's declared limits and choices, no empty text
+        for setting in METHOD_SETTINGS:
+            try:
+                setting.check(getattr(self, setting.name), setting.options[0])
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
 
 
 def train_argv(request: TrainRequest) -> list[str]:
-    """``infoppo train ...`` that asks for ``request``: the one place a request becomes a command line
-    (a sweep's runs, as recorded and as launched). `infoppo train` parses it back into ``request``; so
-    does :func:`request_from_argv`."""
+    """``infoppo train ...`` that asks for ``request``: the one place a request becomes a command line (a
+    sweep's run, when it is launched); `infoppo train` parses it back into ``request``."""
     return [*COMMAND, *settings_argv(request)]
 
 
-def request_from_argv(argv: Sequence[str]) -> TrainRequest:
-    """The request of an ``infoppo train`` command line (as :func:`train_argv` writes it, or typed with
-    any spelling of the options); a token that is no request option is a :class:`UsageError`."""
-    given = list(argv)[len(COMMAND) :] if tuple(argv[: len(COMMAND)]) == COMMAND else list(argv)
-    return TrainRequest(**parse_fields(TrainRequest, given))
+def recorded_request(fields: Mapping[str, Any], what: str) -> TrainRequest:
+    """The request recorded as ``fields`` (a sweep's ``sweep.json``), checked as a typed one is; a key
+    that is no train option, or a refused value, is one :class:`UsageError` that starts with ``what``."""
+    known = {field.name for field in dataclasses.fields(TrainRequest)}
+    unknown = [key for key in fields if key not in known]
+    try:
+        if unknown:
+            raise UsageError(f"{unknown[0]!r} is not an option of infoppo train")
+        return TrainRequest(**fields)
+    except (UsageError, TypeError) as exc:
+        raise UsageError(f"{what}: {exc}") from None

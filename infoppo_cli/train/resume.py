@@ -15,7 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
+from infoppo_cli.hyperparameters import Setting
 from infoppo_cli.rundir import Manifest
 
 _Reader = Callable[[dict[str, Any]], Any]
@@ -25,8 +27,11 @@ def _flag(name: str) -> _Reader:
     return lambda config: (config.get("openrlhf_flags") or {}).get(name)
 
 
-def _setting(name: str) -> _Reader:
-    return lambda config: (config.get("infotime") or {}).get(name)
+def _setting(setting: Setting) -> _Reader:
+    """A declared method setting, from the flags where OpenRLHF carries it, else infoppo's settings."""
+    if setting.openrlhf is not None:
+        return _flag(setting.openrlhf)
+    return lambda config: (config.get("infotime") or {}).get(setting.name)
 
 
 RUN_DEFINING: dict[str, _Reader] = {
@@ -34,21 +39,17 @@ RUN_DEFINING: dict[str, _Reader] = {
     "model": lambda config: config.get("model"),
     "data": _flag("data.prompt_dataset"),
     "seed": _flag("train.seed"),
-    "gamma": _flag("algo.advantage.gamma"),
-    "lambda": _flag("algo.advantage.lambd"),
     "clip": _flag("actor.eps_clip_low_high"),
     "actor_lr": _flag("actor.adam.lr"),
     "critic_lr": _flag("critic.adam.lr"),
     "rollout_batch": _flag("rollout.batch_size"),
     "samples_per_prompt": _flag("rollout.n_samples_per_prompt"),
     "train_batch": _flag("train.batch_size"),
-    "eps_low_info": _setting("eps_low_info"),
-    "eps_high_info": _setting("eps_high_info"),
-    "norm": _setting("norm"),
-    "top_entropy_frac": _setting("top_entropy_frac"),
+    **{setting.key: _setting(setting) for setting in SETTINGS.values() if setting.run_defining},
 }
 """The settings that define a run, by the key ``--resume-override`` names, read from a manifest's
-``config`` (the recorded run's, or the new plan's)."""
+``config`` (the recorded run's, or the new plan's): the run's own, then every run-defining method
+setting (``components.SETTINGS``)."""
 
 
 def changed_settings(previous: dict[str, Any], planned: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

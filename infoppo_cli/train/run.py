@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +50,6 @@ def invocation_text(plan: TrainPlan) -> str:
 
 def planned_config(plan: TrainPlan) -> dict[str, Any]:
     """The ``config`` section of the run's manifest."""
-    from dataclasses import asdict
-
     return {
         "preset": plan.preset.name,
         "method": plan.method.name,
@@ -194,7 +192,7 @@ def run_training(
     ``train.log``; ``watcher`` shows the per-step lines, and every line with ``verbose``
     (``output.py``).
     """
-    if plan.infotime.get("device") != "cpu":
+    if plan.device.uses_gpus:
         require_gpu(plan)
     checked = checked or check_launch(plan)
     plan.output_dir.mkdir(parents=True, exist_ok=True)
@@ -221,6 +219,7 @@ def _launch(
     launch = launch_fields(previous, started, plan.typed_command, checked.changes, base_model_record(plan))
     record = manifest(plan, "running", **launch)
     write_manifest(run, record)
+    plan.write_config()
     env = child_env({**os.environ, **plan.tracking_env, **plan.secret_env})
     peak = run_disk_bytes(plan.flags, plan.method.uses_critic)
     output = TrainOutput(run.train_log, watcher, verbose, secret_values(env), peak)

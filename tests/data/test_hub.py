@@ -137,11 +137,26 @@ def test_train_model_check_refuses_an_uncached_hub_model_only_when_the_hub_is_do
     check_model(str(tmp_path))  # a local directory is never a Hub question
 
 
-def test_train_model_check_leaves_a_reachable_hub_and_user_offline_mode_alone(monkeypatch):
+def test_train_model_check_leaves_a_reachable_hub_and_user_offline_mode_alone(hub_down, monkeypatch):
+    """An uncached Hub model (the cache is empty) passes when the user chose offline mode (no probe:
+    the load will tell) and when the Hub answered; the same check refuses it once the Hub is down."""
+    from huggingface_hub import constants
+
     from infoppo_cli.train.validate import check_model
 
-    monkeypatch.setattr(hub, "_unreachable", None)
-    check_model("Qwen/Qwen3-4B-Base")  # HF_HUB_OFFLINE=1 in the test session: the load will tell
+    def no_probe(*args, **kwargs):
+        pytest.fail("the Hub was probed")
+
+    monkeypatch.setattr(hub, "probe", no_probe)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # the user's offline mode
+    assert not hub.cached_model("Qwen/Qwen3-4B-Base")
+    check_model("Qwen/Qwen3-4B-Base")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hub, "_unreachable", "")  # probed earlier in this process: the Hub answered
+    check_model("Qwen/Qwen3-4B-Base")
+    monkeypatch.setattr(hub, "_unreachable", f"{hub_down} does not answer: ConnectError")
+    with pytest.raises(UsageError, match="not in the local Hugging Face cache"):
+        check_model("Qwen/Qwen3-4B-Base")
 
 
 def test_train_counting_hub_prompts_fails_in_one_line(hub_down, caplog):

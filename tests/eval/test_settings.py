@@ -53,7 +53,7 @@ def test_identity_fields_come_from_the_declarations():
     for name in ("batch_size", "engines", "address", "workers", "tensor_parallel", "samples"):
         assert name not in IDENTITY_FIELDS
     # a benchmark's source is checked per benchmark (eval.outdir), so benchmarks can be added one by one
-    for name in ("benches", "data_file", "benches_file", "bench_files"):
+    for name in ("benches", "benches_file", "bench_files"):
         assert name not in IDENTITY_FIELDS
 
 
@@ -116,22 +116,6 @@ def test_bench_selection_with_local_files_resolves_to_names_and_absolute_files(b
     assert default.benches == DEFAULT_BENCHES and default.bench_files == {}
 
 
-def test_data_file_is_the_older_spelling_of_name_equals_file(bench_file, tmp_path):
-    options = {"model": "org/m", "benches": "aime24", "data_file": str(bench_file)}
-    settings = resolve_settings(options, tmp_path / "out", resume=False)
-    assert (settings.benches, settings.bench_files, settings.data_file) == (
-        ("aime24",),
-        {"aime24": str(bench_file.resolve())},
-        None,
-    )
-    direct = EvalSettings(model="org/m", benches=("aime24",), data_file=str(bench_file))
-    assert direct.bench_files == {"aime24": str(bench_file)} and direct.data_file is None
-    with pytest.raises(UsageError, match="pass exactly one --bench with it"):
-        resolve_settings({**options, "benches": "aime24,aime25"}, tmp_path / "out", resume=False)
-    with pytest.raises(UsageError, match="no such file"):
-        resolve_settings({**options, "data_file": "absent.jsonl"}, tmp_path / "out", resume=False)
-
-
 def test_a_run_model_is_evaluated_into_the_run(tmp_path):
     run = tmp_path / "runs" / "qwen3-4b-infoppo-seed1"
     (run / "final").mkdir(parents=True)
@@ -150,9 +134,7 @@ def _eval_command(model, bench_file, out, batch_size):
         "--model",
         str(model),
         "--bench",
-        "aime24",
-        "--data-file",
-        str(bench_file),
+        f"aime24={bench_file}",
         "--backend",
         "hf",
         "--samples",
@@ -190,7 +172,7 @@ def test_resume_with_another_batch_size_reproduces_the_uninterrupted_run(
     settings = EvalSettings(
         model=str(tiny_model_dir),
         benches=("aime24",),
-        data_file=str(bench_file),
+        bench_files={"aime24": str(bench_file)},
         backend="hf",
         samples=4,
         max_tokens=8,

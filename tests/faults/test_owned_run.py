@@ -196,7 +196,7 @@ def test_a_killed_sweep_stops_its_local_runs(tmp_path):
     env = {**os.environ, EXECUTABLE_ENV: f"{sys.executable} {stand_in}"}
     out = tmp_path / "sweep"
     argv = [sys.executable, "-m", "infoppo_cli", "sweep", "gamma", "--values", "0.999", "--out", str(out)]
-    argv += ["--data", str(write_prompts(tmp_path / "prompts.jsonl")), "--train-eval-bench", "none"]
+    argv += ["--data", str(write_prompts(tmp_path / "prompts.jsonl")), "--eval-bench", "none"]
     sweep = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: _pids(out), timeout=120, what="the sweep's first run")

@@ -1,5 +1,6 @@
-"""Faults found by a hostile but fair user (issue "Nothing lost, nothing leaked, nothing wrong"):
-a secret on disk, an open Ray, and Ray's leftovers. One real CPU run, watched while it trains.
+"""Faults found by a hostile but fair user ("nothing lost, nothing leaked, nothing wrong"):
+a secret on disk, an open Ray, and Ray's leftovers. One real CPU run, watched while it trains
+(``watched_run``; the last-eval faults check the same run).
 
 * A planted ``WANDB_API_KEY`` (and Ray token) reaches no file under Ray's session folder, the run
   directory or the terminal (Ray used to log the key with the runtime environment; wandb logs offline
@@ -15,13 +16,7 @@ a secret on disk, an open Ray, and Ray's leftovers. One real CPU run, watched wh
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
 import signal
-import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,39 +24,22 @@ import psutil
 import pytest
 from cli_process import start_infoppo
 from planned_run import assert_the_planned_program_ran
+from watched_run import (
+    DASHBOARD_PORT,
+    LOOPBACK,
+    SECRET,
+    TOKEN,
+    WATCHED_GROUP,
+    command,
+    files_with,
+    ray_servers,
+    session_roots,
+    tree,
+)
 
 from infoppo_cli.rundir import read_metrics
 
 pytestmark = pytest.mark.slow
-
-SECRET = "sekret-1234-planted"
-TOKEN = "ray-token-5678-planted"
-PLANTED_SETTING = "private-setting-9012-planted"
-RAY_SERVERS = ("gcs_server", "raylet", "ray::DashboardAgent", "ray::RuntimeEnvAgent")
-RAY_SCRIPTS = ("ray/dashboard/", "ray/autoscaler/", "ray/_private/log_monitor")
-"""Ray's own server processes, by name or by the script they run."""
-
-
-def _ray_servers(watched: dict[tuple[str, int], tuple[str, str]]) -> dict[tuple[str, int], str]:
-    return {
-        address: name
-        for address, (name, command) in watched.items()
-        if name in RAY_SERVERS or any(script in command for script in RAY_SCRIPTS)
-    }
-
-
-LOOPBACK = ("127.0.0.1", "::1")
-DASHBOARD_PORT = 8265
-
-
-def _unauthenticated_client_refused(port: int) -> bool:
-    """A local client without the token (one elsewhere cannot reach loopback at all) is refused for it.
-    Ray's client turns 127.0.0.1 into the machine's address unless its single-machine switch is off."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
-    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    probe = f"import ray; ray.init(address='127.0.0.1:{port}'); print('CONNECTED')"
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
-    return done.returncode != 0 and "CONNECTED" not in done.stdout and "Authentication" in done.stderr
 
 
 @pytest.fixture(autouse=True)
@@ -69,100 +47,17 @@ def cached_task(task_cache):
     return task_cache
 
 
-def _tree(root: psutil.Process) -> list[psutil.Process]:
-    try:
-        return [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _listening(processes: list[psutil.Process]) -> dict[tuple[str, int], tuple[str, str]]:
-    """``(address, port) -> (process name, command line)`` of every listening socket of ``processes``."""
-    pids = {process.pid: process for process in processes}
-    found = {}
-    for connection in psutil.net_connections(kind="inet"):
-        if connection.status == psutil.CONN_LISTEN and connection.pid in pids:
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-                process = pids[connection.pid]
-                owner = (process.name(), " ".join(process.cmdline()))
-                found[(connection.laddr.ip, connection.laddr.port)] = owner
-    return found
-
-
-SESSION_ROOT = re.compile(r"/tmp/infoppo-ray-\w+")
-
-
-def _command(process: psutil.Process) -> str:
-    with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-        return " ".join(process.cmdline())
-    return ""
-
-
-def _session_roots(before: set[Path], run: psutil.Process) -> set[Path]:
-    """This run's Ray session folders (its Ray processes name theirs: other runs may start beside it)."""
-    named = {Path(found) for process in _tree(run) for found in SESSION_ROOT.findall(_command(process))}
-    return {path for path in Path("/tmp").glob("infoppo-ray-*") if path in named} - before
-
-
-def _files_with(root: Path, text: bytes) -> list[Path]:
-    """Files under ``root`` that hold ``text``; a folder or file that vanishes while it is read (Ray's
-    session folder is removed as the run ends) is skipped, as os.walk skips it."""
-    hits = []
-    paths = (Path(folder) / name for folder, _, names in os.walk(root) for name in names)
-    for path in paths:
-        try:
-            if path.is_file() and not path.is_symlink() and text in path.read_bytes():
-                hits.append(path)
-        except OSError:
-            continue
-    return hits
-
-
-def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv("WANDB_API_KEY", SECRET)
-    monkeypatch.setenv("RAY_AUTH_TOKEN", TOKEN)
-    monkeypatch.setenv("INFOPPO_PLANTED_SETTING", PLANTED_SETTING)  # no worker reads it
-    monkeypatch.delenv("WANDB_MODE", raising=False)
-    before = set(Path("/tmp").glob("infoppo-ray-*"))
-    run = tmp_path / "run"
-    process = start_infoppo(
-        "train",
-        "--preset",
-        "tiny-cpu",
-        "--method",
-        "info-clip",
-        "--steps",
-        "2",
-        "--eval-every",
-        "2",
-        "--eval-samples",
-        "2",
-        "--no-eval-before",
-        "--output-dir",
-        str(run),
+@pytest.mark.xdist_group(WATCHED_GROUP)
+def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(exposed_run):
+    seen = exposed_run
+    assert seen.returncode == 0, seen.out[-3000:] + seen.err[-3000:]
+    assert not seen.planted_in_sessions, (
+        f"planted values reached Ray's session folder: {seen.planted_in_sessions}"
     )
-    watched: dict[tuple[str, int], tuple[str, str]] = {}
-    sessions, modes, refused = set(), set(), None
-    root = psutil.Process(process.pid)
-    while process.poll() is None:
-        watched |= _listening(_tree(root))
-        gcs = [port for (_, port), (name, _) in watched.items() if name == "gcs_server"]
-        if refused is None and gcs and process.poll() is None:
-            refused = _unauthenticated_client_refused(gcs[0])
-        for session in _session_roots(before, root):
-            sessions.add(session)
-            with contextlib.suppress(FileNotFoundError):
-                modes.add(stat.S_IMODE(session.stat().st_mode))
-            for planted in (SECRET, TOKEN, PLANTED_SETTING):
-                assert not _files_with(session, planted.encode()), f"{planted} reached Ray's session folder"
-        time.sleep(0.5)
-    out, err = process.communicate()
-    assert process.returncode == 0, out[-3000:] + err[-3000:]
-
-    assert watched, "no listening socket was seen while the run trained"
-    web = [address for address in watched if address[1] == DASHBOARD_PORT and address[0] not in LOOPBACK]
+    assert seen.listening, "no listening socket was seen while the run trained"
+    web = [a for a in seen.listening if a[1] == DASHBOARD_PORT and a[0] not in LOOPBACK]
     assert not web, f"Ray's dashboard served beyond loopback: {web}"
-    servers = _ray_servers(watched)
+    servers = ray_servers(seen.listening)
     assert any(name == "gcs_server" for name in servers.values())
     open_servers = {
         address: name
@@ -170,14 +65,14 @@ def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(tmp_path, mo
         if address[0].removeprefix("::ffff:") not in LOOPBACK
     }
     assert not open_servers, f"Ray's servers listen beyond loopback: {open_servers}"
-    assert refused is True, "a Ray client without the run's token was let in"
-    assert sessions and modes == {0o700}
-    assert not any(session.exists() for session in sessions)  # removed when the run ended
-    assert SECRET not in out + err and TOKEN not in out + err
-    assert not _files_with(run, SECRET.encode()) and not _files_with(run, TOKEN.encode())
-    assert "offline" in out  # no network to wandb's server: the plan switched it to offline logging
-    assert os.environ["WANDB_API_KEY"] == SECRET
-    assert_the_planned_program_ran("info-clip", read_metrics(run / "metrics.jsonl"))
+    assert seen.stranger_refused is True, "a Ray client without the run's token was let in"
+    assert seen.sessions and seen.session_modes == {0o700}
+    assert not any(session.exists() for session in seen.sessions)  # removed when the run ended
+    assert SECRET not in seen.out + seen.err and TOKEN not in seen.out + seen.err
+    assert not files_with(seen.run, SECRET.encode()) and not files_with(seen.run, TOKEN.encode())
+    assert "offline" in seen.out  # no network to wandb's server: the plan switched it to offline logging
+    assert seen.wandb_key_after == SECRET  # the user's environment is left as it was
+    assert_the_planned_program_ran("info-clip", read_metrics(seen.run / "metrics.jsonl"))
 
 
 def test_a_sigterm_while_the_run_starts_leaves_no_ray_session_folder(tmp_path):
@@ -191,8 +86,8 @@ def test_a_sigterm_while_the_run_starts_leaves_no_ray_session_folder(tmp_path):
     deadline = time.monotonic() + 300
     launch, sessions = None, set()
     while time.monotonic() < deadline and process.poll() is None and not (launch and sessions):
-        sessions |= _session_roots(before, root)
-        launched = [p for p in _tree(root)[1:] if "openrlhf_adapter.launch" in _command(p)]
+        sessions |= session_roots(before, root)
+        launched = [p for p in tree(root)[1:] if "openrlhf_adapter.launch" in command(p)]
         launch = launched[0] if launched else None
         time.sleep(0.05)
     assert launch is not None and sessions, "the run never started its Ray"

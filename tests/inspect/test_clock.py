@@ -6,11 +6,12 @@ import math
 
 import pytest
 import torch
+from densities import information_density
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infoppo_cli import infotime
-from infoppo_cli.components import NORMS, information_density
+from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
 from infoppo_cli.inspect.clock import clock, discount_text, file_max_entropy
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
@@ -66,18 +67,22 @@ def test_defaults_are_the_infoppo_method_s():
     chosen = method("infoppo")
     paper = ClockSettings(
         gamma=chosen.openrlhf["algo.advantage.gamma"],
-        eps_low=chosen.infotime["eps_low_info"],
-        eps_high=chosen.infotime["eps_high_info"],
+        eps_low_info=chosen.infotime["eps_low_info"],
+        eps_high_info=chosen.infotime["eps_high_info"],
         norm=chosen.infotime["norm"],
     )
     assert method_clock() == paper
     assert InspectSettings("model", "responses.jsonl").clock == paper  # no clock given: the method's
-    assert method_clock(gamma=0.5) == ClockSettings(paper.norm, 0.5, paper.eps_low, paper.eps_high)
+    assert method_clock(gamma=0.5) == ClockSettings(paper.norm, 0.5, paper.eps_low_info, paper.eps_high_info)
 
 
 @pytest.mark.parametrize(
     "bad, message",
-    [({"norm": "file"}, "--norm"), ({"gamma": 1.5}, "--gamma"), ({"eps_low": -1.0}, "--eps-low")],
+    [
+        ({"norm": "file"}, "--norm"),
+        ({"gamma": 1.5}, "--gamma"),
+        ({"eps_low_info": -1.0}, "^--eps-low-info must be a finite number >= 0, got -1.0$"),
+    ],
 )
 def test_bad_settings_are_usage_errors(bad, message):
     with pytest.raises(UsageError, match=message):

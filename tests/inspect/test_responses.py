@@ -24,10 +24,10 @@ def test_prompt_response_rows_with_optional_id_and_grade(tmp_path):
     assert len(read_items(path, max_responses=1)) == 1
 
 
-def test_eval_samples_take_their_problems_from_the_eval_s_data_file(tmp_path):
+def test_eval_samples_take_their_problems_from_the_eval_s_bench_file(tmp_path):
     data = write_jsonl(tmp_path / "aime.jsonl", [{"id": "p1", "problem": "Find x.", "answer": "3"}])
     (tmp_path / "eval_config.json").write_text(
-        json.dumps({"settings": {"data_file": str(data), "template": "boxed"}})
+        json.dumps({"settings": {"bench_files": {"aime24": str(data)}, "template": "boxed"}})
     )
     rows = [
         {"bench": "aime24", "id": "p1", "sample": s, "response": f"x = {s}", "correct": s == 0}

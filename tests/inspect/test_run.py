@@ -54,8 +54,8 @@ def test_outputs_on_a_few_hundred_tokens_with_compare(
     assert summary["settings"] == {
         "norm": "batch",
         "gamma": 0.999,
-        "eps_low": 10.0,
-        "eps_high": 20.0,
+        "eps_low_info": 10.0,
+        "eps_high_info": 20.0,
         "template": "dapo",
         "min_count": 5,
         "top": 8,

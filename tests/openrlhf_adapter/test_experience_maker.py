@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from densities import information_density
 from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
 
-from infoppo_cli.components import information_density
 from infoppo_cli.infotime import info_discount, info_time_gae, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import ensure_experience_fields
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
@@ -114,9 +114,7 @@ def test_other_methods_leave_openrlhf_advantages_untouched(method):
     upstream.compute_advantages_and_returns(b)
     for x, y in zip(a, b, strict=True):
         assert torch.equal(x.advantages, y.advantages) and torch.equal(x.returns, y.returns)
-        assert x.info_rho is None
-    if method == "dapo-ft":  # DAPO-FT's actor still needs the entropy for its token mask
-        assert all(x.old_entropy is not None for x in a)
+        assert x.info_rho is None and x.old_entropy is None  # DAPO-FT masks by the current entropy
 
 
 def test_each_half_of_infoppo_alone(monkeypatch):
@@ -135,6 +133,59 @@ def test_each_half_of_infoppo_alone(monkeypatch):
         assert torch.allclose(clip.info_rho, full.info_rho)
         assert not torch.allclose(full.advantages, upstream.advantages)
         assert gae.info["rho_mean"].shape == clip.info["rho_mean"].shape == (2,)
+
+
+def _row_mean(values, mask):
+    mask = mask.float()
+    return (values * mask).sum(-1) / mask.sum(-1)
+
+
+@pytest.mark.parametrize(
+    ("method", "norm", "expected_norm"),
+    [("ppo", None, "batch"), ("info-gae", "sentence", "sentence"), ("infoppo", "global", "global")],
+)
+def test_rho_is_made_once_per_batch_with_the_method_s_norm_for_every_method(
+    method, norm, expected_norm, monkeypatch
+):
+    """Every method logs ``rho_mean`` with its own normalisation (``global``'s vocabulary included;
+    a method without rho, with the batch-wide one); the actor's clip reads the same rho."""
+    settings = method_settings(method) if norm is None else method_settings(method, norm=norm)
+    maker = make_maker(settings, "--algo.advantage.gamma", "0.999", "--algo.advantage.lambd", "0.99")
+    monkeypatch.setattr(maker, "_vocab_size", lambda: 1_000)
+    made = []
+    densities = maker._densities
+    monkeypatch.setattr(maker, "_densities", lambda batch: made.append(batch) or densities(batch))
+    experiences = rollout_experiences(n_experiences=3, batch=2, width=10, seed=5)
+    entropies = [e.old_entropy.clone() for e in experiences]
+    batch_max = max(float(e.old_entropy[e.action_mask].max()) for e in experiences)
+
+    out = maker.compute_advantages_and_returns(experiences)
+
+    assert len(made) == 1
+    for exp, entropy in zip(out, entropies, strict=True):
+        rho = information_density(
+            entropy, exp.action_mask, expected_norm, vocab_size=1_000, max_entropy=batch_max
+        )
+        assert torch.allclose(exp.info["rho_mean"], _row_mean(rho, exp.action_mask))
+        assert exp.old_entropy is None
+        if settings.clip_rule.uses_rho:
+            assert torch.allclose(exp.info_rho, rho)
+        else:
+            assert exp.info_rho is None  # nothing in the actor reads it
+        assert ("info_discount_mean" in exp.info) == settings.uses_rho
+
+
+def test_the_entropy_mean_is_the_old_policy_s(monkeypatch):
+    from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
+
+    maker = make_maker(method_settings("ppo"))
+    experiences = rollout_experiences(n_experiences=2, with_entropy=False)
+    entropies = [torch.rand(e.action_mask.shape) for e in experiences]
+    monkeypatch.setattr(RemoteExperienceMaker, "make_experience", lambda self, samples: samples)
+    maker._pending_entropy = list(entropies)
+    for exp, entropy in zip(maker.make_experience(experiences), entropies, strict=True):
+        assert exp.old_entropy is entropy
+        assert torch.allclose(exp.info["entropy_mean"], _row_mean(entropy, exp.action_mask))
 
 
 def test_missing_entropy_from_the_actor_is_a_clear_error(monkeypatch):

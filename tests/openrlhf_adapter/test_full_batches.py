@@ -19,24 +19,22 @@ from infoppo_cli.rundir import read_metrics
 from infoppo_cli.train.length import passes_for
 
 
-def _generator(draws):
-    """A sample generator whose ``generate_samples`` returns ``draws`` in turn (samples, exhausted)."""
+def _draws(draws):
+    """A sample generator's ``generate_samples`` that returns ``draws`` in turn (samples, exhausted)."""
     queue = list(draws)
 
     def generate_samples(**kwargs):
         samples, exhausted = queue.pop(0)
         return samples, None, len(samples), exhausted
 
-    return SimpleNamespace(generate_samples=generate_samples)
+    return generate_samples
 
 
 def test_a_short_batch_is_completed_from_the_next_pass_and_the_surplus_dropped():
     # batches of 4 responses; a pass over the data yields 4 + 2, the next pass 4 + 2 again
-    generator = _generator(
-        [(list("abcd"), False), (list("ef"), True), (list("ghij"), False), (list("kl"), True)]
-    )
-    full = FullBatches(generator, batch_responses=4, samples_per_prompt=1)
-    got = [generator.generate_samples() for _ in range(4)]
+    draw = _draws([(list("abcd"), False), (list("ef"), True), (list("ghij"), False), (list("kl"), True)])
+    full = FullBatches(draw, batch_responses=4, samples_per_prompt=1)
+    got = [full() for _ in range(4)]
     trained = [samples for samples, *_ in got if samples]
     assert trained == [list("abcd"), list("efgh")]  # never a batch of 2, never "ij" a step late
     assert got[1] == ([], None, 2, True)  # upstream's loop ends the pass and starts the next one
@@ -46,26 +44,24 @@ def test_a_short_batch_is_completed_from_the_next_pass_and_the_surplus_dropped()
 
 
 def test_data_smaller_than_a_batch_still_trains():
-    generator = _generator([(list("abc"), True)] * 4)
-    full = FullBatches(generator, batch_responses=4, samples_per_prompt=1)
-    got = [generator.generate_samples()[0] for _ in range(4)]
+    draw = _draws([(list("abc"), True)] * 4)
+    full = FullBatches(draw, batch_responses=4, samples_per_prompt=1)
+    got = [full()[0] for _ in range(4)]
     assert got == [[], list("abca"), [], list("abca")]
     assert full.take() == {DISCARDED_STALE_GROUPS: 4.0}
 
 
 def test_groups_are_counted_in_prompts():
-    generator = _generator([(list("aabb"), True), (list("ccddee"), False)])  # 2 responses a prompt
-    full = FullBatches(generator, batch_responses=6, samples_per_prompt=2)
-    assert [generator.generate_samples()[0] for _ in range(2)] == [[], list("aabbcc")]
+    draw = _draws([(list("aabb"), True), (list("ccddee"), False)])  # 2 responses a prompt
+    full = FullBatches(draw, batch_responses=6, samples_per_prompt=2)
+    assert [full()[0] for _ in range(2)] == [[], list("aabbcc")]
     assert full.take() == {DISCARDED_STALE_GROUPS: 2.0}
 
 
 def test_keeping_the_stale_surplus_is_a_logged_choice():
-    generator = _generator(
-        [(list("abcd"), False), (list("ef"), True), (list("ghij"), False), (list("kl"), True)]
-    )
-    full = FullBatches(generator, batch_responses=4, samples_per_prompt=1, keep_stale_surplus=True)
-    trained = [samples for samples, *_ in (generator.generate_samples() for _ in range(4)) if samples]
+    draw = _draws([(list("abcd"), False), (list("ef"), True), (list("ghij"), False), (list("kl"), True)])
+    full = FullBatches(draw, batch_responses=4, samples_per_prompt=1, keep_stale_surplus=True)
+    trained = [samples for samples, *_ in (full() for _ in range(4)) if samples]
     assert trained == [list("abcd"), list("efgh"), list("ijkl")]  # OpenRLHF-shaped reuse of "ij"
     assert full.take() == {DISCARDED_STALE_GROUPS: 0.0, STALE_GROUPS_TRAINED: 2.0}
 

@@ -14,9 +14,14 @@ from pathlib import Path
 import pytest
 from openrlhf_fixtures import method_settings
 
-from infoppo_cli.openrlhf_adapter.flags import render
-from infoppo_cli.openrlhf_adapter.launch import ENTRY_MODULE, install, ray_runtime_env
-from infoppo_cli.openrlhf_adapter.settings import InfoSettings, split_argv
+from infoppo_cli.openrlhf_adapter.launch import ENTRY_MODULE, configured, install, ray_runtime_env
+from infoppo_cli.openrlhf_adapter.settings import (
+    CONFIG_ENV,
+    CONFIG_FILE,
+    InfoSettings,
+    read_run_config,
+    write_run_config,
+)
 
 
 @pytest.fixture
@@ -36,14 +41,22 @@ def entry_module_globals() -> dict:
     return runpy.run_module(ENTRY_MODULE, run_name="infoppo_probe")
 
 
-def test_split_argv_separates_our_settings():
+def test_the_launcher_reads_the_run_s_configuration_and_passes_the_rest_to_openrlhf(tmp_path, monkeypatch):
+    monkeypatch.setenv(CONFIG_ENV, "")  # restored after the test: the launcher sets it for its process
     ours = method_settings("dapo-ft", eps_low_info=5.0, metrics_path="/tmp/m.jsonl", eval_before=True)
-    planned = render({f"infotime.{key}": value for key, value in asdict(ours).items()})  # as the plan does
-    settings, rest = split_argv([*planned, "--actor.adam.lr", "1e-6", "--x"])
+    config = tmp_path / CONFIG_FILE
+    write_run_config(config, asdict(ours))  # as the plan does
+    settings, rest = configured(["--config", str(config), "--actor.adam.lr", "1e-6", "--x"])
     assert settings == ours and settings.norm is None  # no paper default fills what the plan left out
     assert rest == ["--actor.adam.lr", "1e-6", "--x"]
-    with pytest.raises(SystemExit):  # the components are required: the plan always gives them
-        split_argv(["--infotime.method", "dapo-ft"])
+    assert os.environ[CONFIG_ENV] == str(config)  # where the reward reads it
+    with pytest.raises(SystemExit, match="--config"):
+        configured(["--actor.adam.lr", "1e-6"])
+    config.write_text('{"schema": 1, "infotime": {"method": "dapo-ft"}}')  # the plan always gives the parts
+    with pytest.raises(SystemExit, match=f"cannot read the run configuration {config}"):
+        configured(["--config", str(config)])
+    with pytest.raises(ValueError, match="unknown reward 'bogus'"):
+        write_run_config(config, {**asdict(ours), "reward": "bogus"}) or read_run_config(config)
 
 
 @pytest.mark.parametrize("method", ["infoppo", "ppo", "dapo", "dapo-ft"])
@@ -89,11 +102,19 @@ def test_a_cluster_s_workers_get_infoppo_train_s_bar_setting(monkeypatch):
     assert ray_runtime_env(method_settings(ray_address="auto"))["env_vars"]["TQDM_DISABLE"] == "1"
 
 
-def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch):
-    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "binary")  # the method's reward wins over the caller's
+def written_config(directory: Path) -> str:
+    """A run configuration, as the plan writes it."""
+    path = directory / CONFIG_FILE
+    write_run_config(path, asdict(method_settings()))
+    return str(path)
+
+
+def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(monkeypatch, tmp_path):
+    config = written_config(tmp_path)
+    monkeypatch.setenv(CONFIG_ENV, config)  # set by the launcher from its --config
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     local = ray_runtime_env(method_settings(reward="signed"))
-    assert local["env_vars"]["INFOPPO_REWARD_STYLE"] == "signed"
+    assert local["env_vars"][CONFIG_ENV] == config  # the reward reads its style there
     assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
     assert "worker_process_setup_hook" not in local  # a GPU run imports the real vLLM
     cpu = ray_runtime_env(method_settings(device="cpu"))
@@ -106,7 +127,7 @@ def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(mo
         assert "sekret-1234" not in repr(ray_runtime_env(settings))
 
 
-def test_only_the_infoppo_variables_the_workers_read_reach_ray(monkeypatch):
+def test_only_the_infoppo_variables_the_workers_read_reach_ray(monkeypatch, tmp_path):
     """Ray writes its runtime environment, every value, to the session's runtime_env_agent.log: a
     blanket copy of ``INFOPPO_*`` put the caller's cache path and sweep settings there."""
     import inspect
@@ -118,13 +139,15 @@ def test_only_the_infoppo_variables_the_workers_read_reach_ray(monkeypatch):
     monkeypatch.setenv("INFOPPO_REWARD_WORKERS", "2")
     monkeypatch.setenv("INFOPPO_CACHE", "/home/someone/private-cache")
     monkeypatch.setenv("INFOPPO_SWEEP_EXECUTABLE", "/opt/sweep")
+    config = written_config(tmp_path)
+    monkeypatch.setenv(CONFIG_ENV, config)
     for runtime in (method_settings(ray_address="auto"), method_settings(device="cpu"), method_settings()):
         env = ray_runtime_env(runtime)["env_vars"]
         ours = {key: value for key, value in env.items() if key.startswith("INFOPPO_")}
         assert ours == {
             "INFOPPO_REWARD_TIMEOUT": "5",
             "INFOPPO_REWARD_WORKERS": "2",
-            "INFOPPO_REWARD_STYLE": runtime.reward,
+            CONFIG_ENV: config,
         }
     read_in_workers = re.findall(
         r'"(INFOPPO_\w+)"', inspect.getsource(reward_func) + inspect.getsource(settings)
@@ -138,7 +161,9 @@ def test_the_planned_command_starts_and_stops_cleanly_without_gpu(method, tmp_pa
     """`infoppo train`'s exact command: every flag is accepted, Ray starts, no GPU is found."""
     from infoppo_cli.train.plan import TrainRequest, plan_training
 
-    plan = plan_training(TrainRequest(preset="qwen3-4b", method=method), strict_data=False)
+    request = TrainRequest(preset="qwen3-4b", method=method, output_dir=str(tmp_path / "run"))
+    plan = plan_training(request, strict_data=False)
+    plan.write_config()
     env = {"RAY_USAGE_STATS_ENABLED": "0", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run(plan.command(), capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert done.returncode != 0

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from densities import information_density
 from openrlhf_fixtures import method_settings
 from tiny_model import build_tiny_model
 
-from infoppo_cli.components import information_density
 from infoppo_cli.infotime import adaptive_clip_bounds, info_time_gae
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss

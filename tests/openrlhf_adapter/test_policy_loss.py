@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from clip_reference import info_clip_policy_loss
 from openrlhf_fixtures import method_settings
 
 from infoppo_cli.infotime import (
     adaptive_clip_bounds,
     clip_statistics,
     high_entropy_mask,
-    info_clip_policy_loss,
 )
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
 

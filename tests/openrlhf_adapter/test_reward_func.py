@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from run_config import run_config
 
 import infoppo_cli
 from infoppo_cli.data.templates import render_prompt
+from infoppo_cli.openrlhf_adapter.settings import CONFIG_ENV
 
 REWARD_FILE = Path(infoppo_cli.__file__).resolve().parent / "openrlhf_adapter" / "reward_func.py"
 PROBLEM = "Find the largest possible real part of $z$."
@@ -56,10 +58,12 @@ def call_in_thread(function, *args, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def reward_module():
-    saved = {key: os.environ.get(key) for key in ("INFOPPO_REWARD_TIMEOUT", "INFOPPO_REWARD_WORKERS")}
+def reward_module(tmp_path_factory):
+    names = ("INFOPPO_REWARD_TIMEOUT", "INFOPPO_REWARD_WORKERS", CONFIG_ENV)
+    saved = {key: os.environ.get(key) for key in names}
     os.environ["INFOPPO_REWARD_TIMEOUT"] = "2"
     os.environ["INFOPPO_REWARD_WORKERS"] = "2"
+    os.environ[CONFIG_ENV] = run_config(tmp_path_factory.mktemp("run"), "infoppo")  # binary
     module = load_by_path()
     yield module
     if module._pool is not None:
@@ -118,16 +122,21 @@ def test_query_whose_prefix_was_respelled_by_decoding(reward_module):
     assert out["rewards"].tolist() == [1.0]
 
 
-def test_signed_rewards_keep_scores_binary(reward_module, monkeypatch):
-    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "signed")
+def test_signed_rewards_keep_scores_binary(reward_module, monkeypatch, tmp_path):
+    monkeypatch.setenv(CONFIG_ENV, run_config(tmp_path / "dapo", "dapo"))  # the method's reward: signed
     out = rewards_of(reward_module, ["Answer: 540", "Answer: 1"], ["540", "540"])
     assert out["rewards"].tolist() == [1.0, -1.0]
     assert out["scores"].tolist() == [1.0, 0.0]
-    monkeypatch.setenv("INFOPPO_REWARD_STYLE", "bogus")  # a reward on an unknown scale is an error
-    with pytest.raises(ValueError, match="INFOPPO_REWARD_STYLE='bogus' is not one of: binary, signed"):
+    bogus = run_config(tmp_path / "bogus", "infoppo")
+    Path(bogus).write_text(Path(bogus).read_text().replace('"binary"', '"bogus"'))
+    monkeypatch.setenv(CONFIG_ENV, bogus)  # a reward on an unknown scale is an error
+    with pytest.raises(ValueError, match="unknown reward 'bogus'; choose one of binary, signed"):
         rewards_of(reward_module, ["Answer: 1"], ["540"])
     with pytest.raises(ValueError, match="bogus"):
         load_by_path()  # where OpenRLHF loads the file, before any response is graded
+    monkeypatch.delenv(CONFIG_ENV)  # no run configuration: no reward is assumed
+    with pytest.raises(ValueError, match=f"{CONFIG_ENV} is not set"):
+        rewards_of(reward_module, ["Answer: 1"], ["540"])
 
 
 @pytest.mark.parametrize(
@@ -174,10 +183,49 @@ def test_a_grading_failure_costs_only_the_sample_that_caused_it(reward_module, m
     assert out["extra_logs"]["answer_found"].tolist() == [1.0, 0.0, 1.0]
 
 
-def test_openrlhf_single_turn_executor_loads_and_calls_it(monkeypatch):
+def test_concurrent_calls_are_graded_together_each_with_its_own_verdicts(reward_module, monkeypatch):
+    """OpenRLHF calls the reward once per response from many threads: while one pool call grades,
+    the callers that arrive wait for the next, which grades them all at once; each caller gets the
+    verdicts of its own responses, and a batch that fails is graded again caller by caller."""
+    real_pool = reward_module.grading_pool()
+    calls: list[int] = []
+
+    class Counting:
+        def grade(self, pairs):
+            calls.append(len(pairs))
+            time.sleep(0.05)  # long enough for the other callers to queue up behind this call
+            if any(gold == "7" for _, gold in pairs):
+                raise RuntimeError("worker died")
+            return real_pool.grade(pairs)
+
+    monkeypatch.setattr(reward_module, "grading_pool", Counting)
+    answers = [(str(n), str(n if n % 3 else n + 100)) for n in range(24)]  # every third one wrong
+    answers[7] = ("7", "7")  # its caller's batch fails: only that caller scores an error
+    results: dict[int, dict] = {}
+
+    def call(index: int, answer: str, gold: str) -> None:
+        results[index] = reward_module.reward_func([query(f"Answer: {answer}")], [PROMPT], [gold])
+
+    threads = [threading.Thread(target=call, args=(i, *pair)) for i, pair in enumerate(answers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=90)
+    assert len(results) == len(answers)
+    for index, (answer, gold) in enumerate(answers):
+        expected = 1.0 if answer == gold and index != 7 else 0.0
+        assert results[index]["rewards"].tolist() == [expected], index
+    assert results[7]["extra_logs"]["grade_error"].tolist() == [1.0]
+    assert sum(results[i]["extra_logs"]["grade_error"].item() for i in results) == 1.0
+    assert max(calls) > 1  # callers were graded together, not one pool call each
+    assert len([n for n in calls if n > 1]) < len(answers)
+
+
+def test_openrlhf_single_turn_executor_loads_and_calls_it(monkeypatch, tmp_path):
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     monkeypatch.setenv("INFOPPO_REWARD_TIMEOUT", "2")
+    monkeypatch.setenv(CONFIG_ENV, run_config(tmp_path, "infoppo"))  # as the launcher sets it
 
     executor = SingleTurnAgentExecutor(remote_rm_url=str(REWARD_FILE))
     module = sys.modules.get(executor.reward_func.__module__)

@@ -45,3 +45,13 @@ def test_a_setting_a_component_reads_has_no_default(parts, missing):
     with pytest.raises(ValueError, match=f"lacks the setting\\(s\\) {missing}"):
         InfoSettings(**{**base, **parts}, method="mine")
     assert InfoSettings(**base).norm is None  # token-time PPO reads none of them
+
+
+def test_the_trainer_s_settings_hold_every_method_setting_infoppo_carries():
+    import dataclasses
+
+    from infoppo_cli.components import SETTINGS
+
+    names = {field.name for field in dataclasses.fields(InfoSettings)}
+    ours = {setting.name for setting in SETTINGS.values() if setting.openrlhf is None}
+    assert ours <= names and "gamma" not in names  # gamma travels as OpenRLHF's own flag

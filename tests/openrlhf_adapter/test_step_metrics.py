@@ -1,4 +1,4 @@
-"""The diagnostics every method logs: clip fractions with constant bounds, entropy and rho per sample."""
+"""The diagnostics every method logs: clip fractions with constant bounds, the rollout before filtering."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from openrlhf_fixtures import method_settings, openrlhf_args, rollout_experiences
+from openrlhf_fixtures import method_settings, openrlhf_args
 
-from infoppo_cli.components import information_density
 from infoppo_cli.infotime import clip_statistics
 from infoppo_cli.openrlhf_adapter.policy_loss import install_info_loss
-from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder, add_entropy_diagnostics
+from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 
 
 def _batch(seed=0):
@@ -48,19 +47,6 @@ def test_constant_bounds_give_the_clip_fractions_of_the_core_function():
     assert loss.experience is None
 
 
-def test_entropy_and_rho_for_methods_without_rho_and_the_old_entropy_dropped():
-    experiences = rollout_experiences(n_experiences=2)
-    entropies = [exp.old_entropy.clone() for exp in experiences]
-    add_entropy_diagnostics(experiences, "batch")
-    shared = max(float(h[e.action_mask].max()) for h, e in zip(entropies, experiences, strict=True))
-    for exp, entropy in zip(experiences, entropies, strict=True):
-        rho = information_density(entropy, exp.action_mask, "batch", max_entropy=shared)
-        mask = exp.action_mask.float()
-        assert torch.allclose(exp.info["rho_mean"], (rho * mask).sum(-1) / mask.sum(-1))
-        assert torch.allclose(exp.info["entropy_mean"], (entropy * mask).sum(-1) / mask.sum(-1))
-        assert exp.old_entropy is None and exp.info["rho_mean"].shape == (2,)
-
-
 def test_recorder_sees_every_graded_response_of_a_training_generation():
     responses = [
         {"reward": torch.tensor([r]), "extra_logs": {"grade_timeout": torch.tensor([t])}}
@@ -73,9 +59,8 @@ def test_recorder_sees_every_graded_response_of_a_training_generation():
         return kept, 2, False
 
     generator._generate_vllm = generate_vllm
-    generator.generate_samples = lambda **kw: generator._generate_vllm()
     recorder = RolloutRecorder(generator, samples_per_prompt=2)
-    generator.generate_samples()
+    recorder.draw(lambda **kw: generator._generate_vllm())
     assert recorder.take() == {
         "rollout/reward_mean_unfiltered": 0.25,
         "rollout/grade_timeout_frac": 0.25,
@@ -97,8 +82,7 @@ def test_responses_of_a_generation_that_trained_nothing_count_towards_the_next_s
         return [generator._process_response_into_experience(response) for _ in range(2)], 1, False
 
     generator._generate_vllm = generate_vllm
-    generator.generate_samples = lambda **kw: generator._generate_vllm()
     recorder = RolloutRecorder(generator, samples_per_prompt=2)
-    generator.generate_samples()  # short: no step takes it
-    generator.generate_samples()
+    recorder.draw(lambda **kw: generator._generate_vllm())  # short: no step takes it
+    recorder.draw(lambda **kw: generator._generate_vllm())
     assert recorder.take()["responses_generated"] == 4.0

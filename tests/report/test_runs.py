@@ -202,3 +202,21 @@ def test_a_run_recorded_running_that_no_process_holds_is_reported_interrupted(tm
         assert data.status == "running"
     finally:
         lock.release()
+
+
+def test_a_sweep_recorded_by_an_older_infoppo_is_still_reported(tmp_path: Path) -> None:
+    """sweep.json of schema 1 (train commands, not requests): `--resume` refuses it, the report reads it."""
+    sweep = tmp_path / "gamma-old"
+    phase = {"name": "train", "command": ["infoppo", "train", "--gamma", "0.99"], "status": "done"}
+    record = {
+        "name": "gamma-0.99-info-seed1", "kind": "gamma", "value": 0.99, "value_label": "0.99",
+        "time": "info", "method": "infoppo", "seed": 1, "parameters": {"gamma": 0.99},
+        "output_dir": str(sweep / "gamma-0.99-info-seed1"), "phases": [phase], "status": "done",
+    }  # fmt: skip
+    sweep.mkdir()
+    (sweep / "sweep.json").write_text(json.dumps({"schema": 1, "kind": "gamma", "runs": [record]}))
+    inputs = read_inputs([sweep])
+    assert inputs.sweep_kinds == {"gamma-old": "gamma"}
+    assert [(run.name, run.value_label, run.parameters) for run in inputs.runs] == [
+        ("gamma-0.99-info-seed1", "0.99", {"gamma": 0.99})
+    ]

@@ -91,13 +91,14 @@ def finalize_args(args: SimpleNamespace) -> SimpleNamespace:
 
 
 def run_args(argv: list[str]) -> SimpleNamespace:
-    """OpenRLHF's parsed, hierarchised and checked arguments for ``argv`` (``--infotime.*`` included)."""
+    """OpenRLHF's parsed, hierarchised and checked arguments for the launcher's ``argv`` (``--config
+    RUN/config.json`` first: its settings become ``args.infotime``)."""
     from openrlhf.utils.config import hierarchize
 
     from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
-    from infoppo_cli.openrlhf_adapter.settings import split_argv
+    from infoppo_cli.openrlhf_adapter.settings import read_run_config
 
-    settings, rest = split_argv(argv)
+    settings, rest = read_run_config(argv[1]), argv[2:]
     args = finalize_args(hierarchize(openrlhf_parser().parse_args(rest)))
     args.infotime = settings.as_namespace()
     return args

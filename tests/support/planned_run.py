@@ -34,3 +34,44 @@ def assert_the_planned_program_ran(method: str, records: list[dict]) -> None:
         assert number(record, "grad_norm") > 0
         if method == "dapo-ft":  # the top 20% of each micro-batch's tokens, k rounded up
             assert 0.2 <= number(record, "grad_token_frac") <= 0.25
+
+
+EVERY_METHOD = {
+    "reward_mean",
+    "reward_mean_kept",
+    "kept_group_frac",
+    "grade_timeout_frac",
+    "response_length_mean",
+    "entropy_mean",
+    "rho_mean",
+    "clip_frac_upper",
+    "clip_frac_lower",
+    "clip_upper_mean",
+    "clip_lower_mean",
+    "policy_loss",
+    "token_discount_mean",
+    "timing/generation",
+    "timing/make_experience",
+    "timing/ppo_train",
+    "timing/broadcast",
+}
+"""The per-step metrics every method records."""
+WITH_A_CRITIC = {"critic_loss", "info_discount_mean"}
+"""And those InfoPPO records besides (its critic, its information-time discount)."""
+
+
+def assert_every_step_recorded(method: str, records: list[dict], bench: str = "arithmetic") -> None:
+    """Each trained step's metrics (``EVERY_METHOD``, InfoPPO's ``WITH_A_CRITIC``) are numbers in
+    their ranges, and each eval a percentage."""
+    expected = EVERY_METHOD | (WITH_A_CRITIC if method == "infoppo" else set())
+    for record in records:
+        if f"eval_{bench}" in record:
+            assert 0.0 <= number(record, f"eval_{bench}") <= 100.0
+        if "policy_loss" not in record:
+            continue
+        for key in expected:
+            number(record, key)
+        assert number(record, "clip_lower_mean") <= 1.0 <= number(record, "clip_upper_mean")
+        assert number(record, "entropy_mean") > 0 and 0 < number(record, "rho_mean") <= 1
+        if method in SIGNED:  # the signed reward, before dynamic filtering
+            assert -1.0 <= number(record, "reward_mean") <= 1.0

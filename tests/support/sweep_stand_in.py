@@ -25,10 +25,12 @@ def opt(name):
 
 def train_manifest(status):  # what `infoppo train` writes for this command line, planned as its dry run
     from infoppo_cli.train.plan import plan_training
-    from infoppo_cli.train.request import request_from_argv
     from infoppo_cli.train.run import manifest
 
-    plan = plan_training(request_from_argv(args[1:]), strict_data=False)
+    sys.path.insert(0, config["support"])
+    from train_command_line import request_of  # read by train's own parser
+
+    plan = plan_training(request_of(args[1:]), strict_data=False)
     return manifest(plan, status)
 
 def save_manifest(record, **changes):
@@ -86,6 +88,7 @@ class StandIn:
 
     def configure(self, **config) -> None:
         config["calls"] = str(self.calls_path)
+        config["support"] = str(Path(__file__).parent)  # train_command_line: train's own parser
         self.script.with_suffix(".json").write_text(json.dumps(config))
 
     @property

@@ -3,8 +3,9 @@ child processes that are interrupted mid-build)."""
 
 from __future__ import annotations
 
-from infoppo_cli.tasks.arithmetic import ArithmeticSpec
+from infoppo_cli.tasks.arithmetic import ArithmeticSpec, Problem
 from infoppo_cli.tasks.build import TaskRecipe
+from infoppo_cli.tasks.teacher import TeacherSpec
 from infoppo_cli.tasks.warm_start import ModelSpec, WarmStartSpec
 
 TINY_MODEL = ModelSpec(
@@ -17,6 +18,11 @@ TINY_MODEL = ModelSpec(
     vocab_size=300,
 )
 """One layer of width 32: a forward pass in milliseconds (the model's vocabulary is the tokenizer's)."""
+
+
+def tokenizer_corpus(problems: list[Problem]) -> list[str]:
+    """The arithmetic task's tokenizer text: the chat roles, problems and both answer forms."""
+    return [TeacherSpec().corpus_text(problem) for problem in problems]
 
 
 def tiny_recipe(seed: int = 0, name: str = "tiny") -> TaskRecipe:

@@ -26,3 +26,21 @@ def parsed_by_train(argv: list[str]) -> TrainRequest:
         main(argv[1:])
     assert len(seen) == 1, argv
     return seen[0]
+
+
+def request_of(argv: list[str]) -> TrainRequest:
+    """The request of an ``infoppo train`` command line (``infoppo train ...`` or its options), read by
+    the train command's own parser (click's, built from the request's declarations) and checked as a
+    typed one is; nothing is planned. Usable outside pytest (the sweep tests' stand-in program)."""
+    import typer.main
+
+    from infoppo_cli.cli.entry import app
+    from infoppo_cli.cli.options import given_fields
+
+    options = list(argv[2:]) if list(argv[:2]) == ["infoppo", "train"] else list(argv)
+    train = typer.main.get_command(app).commands["train"]  # type: ignore[attr-defined]
+    params = train.make_context("train", options).params
+    given = {key: list(value) if isinstance(value, tuple) else value for key, value in params.items()}
+    return TrainRequest(
+        **given_fields({key: value for key, value in given.items() if value != []}, TrainRequest)
+    )

@@ -38,7 +38,7 @@ def option(argv: list[str], name: str) -> str:
 
 
 def test_the_arms_differ_in_their_clock_alone() -> None:
-    from infoppo_cli.sweep.kinds import KINDS
+    from infoppo_cli.sweepdir.kinds import KINDS
 
     info, token = (method(KINDS["gamma"].arm_methods[arm]) for arm in ("info", "token"))
     assert (info.advantage, token.advantage) == ("info_time_gae", "gae")
@@ -210,7 +210,7 @@ def test_train_options_the_sweep_sets_itself_are_refused(tmp_path, kind, given, 
         ("lambda", ["-0.1"], "lambd must be"),
         ("clip", ["5-10"], "EPS_LOW:EPS_HIGH"),
         ("clip", ["5:10:20"], "EPS_LOW:EPS_HIGH"),
-        ("clip", ["-1:10"], "eps_low must be"),
+        ("clip", ["-1:10"], "--eps-low-info must be a finite number >= 0, got -1.0"),
         ("norm", ["token"], "global, batch, sentence"),
     ],
 )
@@ -301,7 +301,7 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
     result = run_infoppo(
         "sweep", "norm", "--values", "batch", "--ray-dashboard", "http://head:8265", "--max-parallel", "3",
         "--out", str(tmp_path / "n"), "--dry-run", "--data", str(write_prompts(tmp_path / "p.jsonl")),
-        "--train-eval-bench", "none", cwd=tmp_path,
+        "--eval-bench", "none", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "as Ray jobs on http://head:8265, at most 3 at once" in result.stdout
@@ -344,10 +344,6 @@ def test_dry_run_for_ray_shows_that_train_joins_the_jobs_cluster(tmp_path: Path)
             "--ray-dashboard is for --launcher ray",
         ),
         (["sweep", "gamma", "--address", "h:1", "--dry-run"], "--address is set by the gamma sweep"),
-        (
-            ["sweep", "gamma", "--eval-bench", "none", "--train-eval-bench", "none", "--dry-run"],
-            "give --eval-bench or its older spelling --train-eval-bench, not both",
-        ),
         (
             ["sweep", "gamma", "--launcher", "slurm", "--slurm-time", "2 days", "--dry-run"],
             "--slurm-time takes",

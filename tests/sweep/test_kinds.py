@@ -10,7 +10,7 @@ from sweep_stand_in import write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
-from infoppo_cli.sweep.kinds import COMPONENT_METHODS, KINDS, parse_values
+from infoppo_cli.sweepdir.kinds import COMPONENT_METHODS, KINDS, parse_values
 from infoppo_cli.train.methods import method
 
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from infoppo_cli.sweep import phase_log
-from infoppo_cli.sweep.phase_log import failure_line, failure_reason, last_words, plain
+from infoppo_cli.sweep.phase_log import failure_reason, plain
 
 RED, RESET = "\x1b[1;31m", "\x1b[0m"
 
@@ -32,7 +32,8 @@ def test_the_phase_s_own_error_line_is_found_without_its_colour_codes(tmp_path: 
         f"\x1b[36m(raylet)\x1b[0m {RED}some worker noise{RESET}",
     ]
     log = write_log(tmp_path / "train.log", (output, 1))
-    assert failure_line(log) == "error: data file data/x.jsonl not found; check the path"
+    found = "error: data file data/x.jsonl not found; check the path"
+    assert failure_reason(log, "killed by signal 9") == found  # the phase's own line comes first
 
 
 def test_only_the_last_attempt_counts(tmp_path: Path) -> None:
@@ -41,24 +42,24 @@ def test_only_the_last_attempt_counts(tmp_path: Path) -> None:
         (["error: the first attempt's problem"], 1),
         (["Traceback", "OSError: disk full"], 1),
     )
-    assert failure_line(log) is None
-    assert last_words(log) == "OSError: disk full"
+    assert failure_reason(log, "killed by signal 9") == "killed by signal 9"  # no error line in it
+    assert failure_reason(log, None) == "OSError: disk full"
 
 
 def test_what_follows_the_exit_code_is_not_the_phase_s(tmp_path: Path) -> None:
     log = write_log(tmp_path / "train.log", (["step 3 of 10", "Killed"], 137))
     with open(log, "a", encoding="utf-8") as handle:
         handle.write("\x1b[32mStopped all 7 Ray processes.\x1b[0m\n")  # the job's `ray stop`
-    assert last_words(log) == "Killed"
+    assert failure_reason(log, None) == "Killed"
 
 
 def test_the_last_words_skip_rules_boxes_and_the_sweep_s_own_lines(tmp_path: Path) -> None:
     log = write_log(
         tmp_path / "train.log", (["RuntimeError: CUDA out of memory", "╰──────────╯", "----"], None)
     )
-    assert last_words(log) == "RuntimeError: CUDA out of memory"
+    assert failure_reason(log, None) == "RuntimeError: CUDA out of memory"
     empty = write_log(tmp_path / "empty.log", ([], 1))
-    assert last_words(empty) is None and failure_line(empty) is None  # not the header, $ line or job note
+    assert failure_reason(empty, None) is None  # not the header, $ line or job note
 
 
 def test_the_reason_prefers_the_error_line_then_the_launcher_then_the_last_words(tmp_path: Path) -> None:
@@ -73,7 +74,7 @@ def test_the_reason_prefers_the_error_line_then_the_launcher_then_the_last_words
 def test_a_long_log_is_read_from_its_end_and_a_long_line_is_shortened(tmp_path: Path) -> None:
     filler = ["x" * 100] * (phase_log.TAIL_BYTES // 100 + 10)
     log = write_log(tmp_path / "train.log", ([*filler, "error: " + "y" * 1000], 1))
-    line = failure_line(log)
+    line = failure_reason(log, None)
     assert line is not None and line.startswith("error: yyy") and len(line) == phase_log.MAX_REASON
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.launcher import launch_argv
 from infoppo_cli.sweep.relocate import rerooted
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
@@ -31,7 +32,7 @@ def started_sweep(out: Path) -> SweepState:
     state, _ = open_plan(make_plan(out))
     for run, code in zip(state.runs, (0, 1), strict=True):
         phase = run.next_phase()
-        state.start_phase(run, phase, [*phase.command, "--resume"], "train.log", new_attempt=True)
+        state.start_phase(run, phase, [*launch_argv(run, phase), "--resume"], "train.log", new_attempt=True)
         state.finish_phase(run, phase, code)
     return state
 
@@ -42,11 +43,11 @@ def test_a_moved_sweep_resumes_with_its_paths_under_the_new_directory(tmp_path: 
     new.parent.mkdir()
     shutil.move(old, new)
     plan = make_plan(new)
-    state, summary = open_plan(plan)  # the same options at the new place: no "another train command"
+    state, summary = open_plan(plan)  # the same options at the new place: no "another train request"
     assert summary.moved_from == str(old) and not summary.created
     assert [run.output_dir for run in state.runs] == [str(new / point.name) for point in plan.points]
-    for run, point in zip(state.runs, plan.points, strict=True):
-        assert [phase.command for phase in run.phases] == [command for _, command in plan.phases(point)]
+    for run, point in zip(state.runs, plan.points, strict=True):  # the request, and so its command line
+        assert [launch_argv(run, phase) for phase in run.phases] == [argv for _, argv in plan.phases(point)]
     first = state.runs[0].phase("train")
     assert first.status == "done" and first.launched == [*plan.train_command(plan.points[0]), "--resume"]
     assert str(old) not in (new / STATE_FILE).read_text()  # saved re-rooted: the next read needs nothing
@@ -77,7 +78,7 @@ def test_a_run_left_running_as_a_job_keeps_the_sweep_where_it_was(
     old, new = tmp_path / "old", tmp_path / "new"
     state, _ = open_plan(make_plan(old))
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
     state.record_handle(run.phases[0], **{"slurm_job_id" if field == "slurm_job_id" else "job_id": value})
     shutil.move(old, new)
     before = (new / STATE_FILE).read_text()
@@ -94,7 +95,7 @@ def test_a_live_local_process_keeps_the_sweep_where_it_was_and_a_dead_one_does_n
     old, new = tmp_path / "old", tmp_path / "new"
     state, _ = open_plan(make_plan(old))
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", run.output_dir])
     try:
         state.record_handle(run.phases[0], pid=alive.pid)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import weakref
 from dataclasses import replace
@@ -20,15 +22,16 @@ from pathlib import Path
 
 import pytest
 from sweep_stand_in import StandIn, write_prompts
+from train_command_line import request_of
 
 from infoppo_cli.errors import EnvironmentProblem
 from infoppo_cli.sweep.grid import build_plan
-from infoppo_cli.sweep.launcher import EXECUTABLE_ENV, Handle
+from infoppo_cli.sweep.launcher import EXECUTABLE_ENV, Handle, launch_argv
 from infoppo_cli.sweep.local import LocalLauncher
 from infoppo_cli.sweep.ray_jobs import RayJobLauncher
 from infoppo_cli.sweep.runner import run_sweep
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
-from infoppo_cli.train.request import request_from_argv
+from infoppo_cli.train.request import TrainRequest
 
 
 @pytest.fixture
@@ -46,7 +49,7 @@ def sweep_cli(stand_in: StandIn, out: Path, *extra: str, **popen) -> subprocess.
     argv = [sys.executable, "-m", "infoppo_cli", "sweep", "gamma", "--values", "0.999,0.99"]
     prompts = write_prompts(out.parent / "prompts.jsonl")
     argv += ["--out", str(out), "--poll-interval", "0.05", "--data", str(prompts), *extra]
-    argv += ["--train-eval-bench", "none"]  # the AIME sets are not cached on a test machine
+    argv += ["--eval-bench", "none"]  # the AIME sets are not cached on a test machine
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
@@ -103,13 +106,13 @@ def test_local_sweep_runs_train_then_eval_and_resumes_failed_runs_only_when_aske
     new_calls = stand_in.calls()[len(calls) :]
     assert [call[0] for call in new_calls] == ["train", "eval"]
     assert output_dirs(new_calls) == ["gamma-0.99-token-seed1"]
-    assert request_from_argv(new_calls[0][1:]).resume  # the failed attempt had written manifest.json
+    assert request_of(new_calls[0][1:]).resume  # the failed attempt had written manifest.json
     assert set(statuses(out).values()) == {"done"}
     state = SweepState.load(out / STATE_FILE)
     run = state.run("gamma-0.99-token-seed1")
     assert run.attempts == 3 and run.duration_s is not None and run.phase("train").exit_code == 0
-    launched = request_from_argv(run.phase("train").launched)
-    assert launched == replace(request_from_argv(run.phase("train").command), resume=True)
+    launched = request_of(run.phase("train").launched)
+    assert launched == replace(TrainRequest(**run.phase("train").request), resume=True)
     assert state.settings["eval_bench"] == ["aime24", "aime25"]
 
 
@@ -159,7 +162,7 @@ def test_ctrl_c_stops_the_child_and_leaves_a_consistent_state_that_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert set(statuses(out).values()) == {"done"}
     again = [c for c in stand_in.calls() if "gamma-0.999-info-seed1" in c[c.index("--output-dir") + 1]]
-    assert len(again) == 2 and request_from_argv(again[-1][1:]).resume
+    assert len(again) == 2 and request_of(again[-1][1:]).resume
 
 
 @pytest.mark.slow
@@ -204,7 +207,7 @@ def test_a_run_left_running_by_a_killed_sweep_is_marked_and_run_again(
     plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sweep", values=["batch"])
     state, _ = open_sweep(plan, command=[], settings={})
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     state.record_handle(run.phases[0], pid=dead.pid)
@@ -219,7 +222,7 @@ def test_a_run_still_running_elsewhere_is_not_started_twice(tmp_path: Path, stan
     plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sweep", values=["batch"])
     state, _ = open_sweep(plan, command=[], settings={})
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", run.output_dir])
     try:
         state.record_handle(run.phases[0], pid=alive.pid)
@@ -235,7 +238,7 @@ def test_a_local_sweep_will_not_restart_a_run_that_is_a_ray_job(tmp_path: Path, 
     plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sweep", values=["batch"])
     state, _ = open_sweep(plan, command=[], settings={})
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
     state.record_handle(run.phases[0], job_id="infoppo-x-norm-batch-info-seed1-train-1")
     with pytest.raises(Exception, match="re-run with that --ray-dashboard to re-attach"):
         run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)
@@ -277,7 +280,7 @@ def test_a_sweep_directory_moved_between_runs_resumes_where_it_now_is(
     assert f"resuming (moved from {old}): 3 done (skipped), 1 failed, retrying" in resumed.stdout
     again = stand_in.calls()[4:]
     assert [call[call.index("--output-dir") + 1] for call in again] == [str(new / "gamma-0.99-token-seed1")]
-    assert request_from_argv(again[0][1:]).resume and set(statuses(new).values()) == {"done"}
+    assert request_of(again[0][1:]).resume and set(statuses(new).values()) == {"done"}
     assert str(old) not in (new / STATE_FILE).read_text()
 
 
@@ -311,9 +314,12 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_dashboard(tmp_path_factory: pytest.TempPathFactory):
-    """A private local Ray (1 CPU, dashboard and job agent) in a child process, stopped afterwards."""
-    temp = tmp_path_factory.mktemp("ray")
+def ray_dashboard(request: pytest.FixtureRequest):
+    """A private local Ray (1 CPU, dashboard and job agent) in a child process, stopped afterwards.
+    Its folder is a short one under /tmp: Ray's socket paths (at most 107 bytes) would not fit under
+    pytest-xdist's temporary folders."""
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     env = {**os.environ, "RAY_TMPDIR": str(temp), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)  # never join someone else's cluster
     script = temp / "cluster.py"
@@ -369,7 +375,7 @@ def test_ray_jobs_run_the_grid_in_parallel_and_their_logs_are_collected(
     train_log = (Path(done.output_dir) / "train.log").read_text()
     assert f"stand-in training {done.name}" in train_log and "Ray job" in train_log
     assert "stand-in eval done" in (Path(done.output_dir) / "eval.log").read_text()
-    assert request_from_argv(done.phase("train").launched).address == "auto"
+    assert request_of(done.phase("train").launched).address == "auto"
 
     failed = state.run("gamma-0.99-info-seed1")
     assert failed.phase("train").exit_code == 1 and failed.phase("eval").status == "pending"
@@ -391,9 +397,9 @@ def test_a_sweep_re_attaches_to_a_ray_job_that_outlived_it(
     launcher = RayJobLauncher(ray_dashboard, state.sweep_id, executable=stand_in.executable)
     phase = run.phases[0]
     # What a sweep killed right after submitting leaves behind: the phase running, its job on the cluster.
-    state.start_phase(run, phase, phase.command, "train.log", new_attempt=True)
+    state.start_phase(run, phase, launch_argv(run, phase), "train.log", new_attempt=True)
     handle = launcher.start(
-        run, phase, [*phase.command, "--address", "auto"], Path(run.output_dir) / "train.log"
+        run, phase, launch_argv(run, phase, in_ray_job=True), Path(run.output_dir) / "train.log"
     )
     state.record_handle(phase, job_id=handle.job_id)
 
@@ -459,7 +465,7 @@ def test_cli_ray_sweep_left_by_ctrl_c_keeps_its_jobs_and_re_attaches(
     trains = output_dirs(stand_in.calls())
     assert sorted(trains) == sorted(statuses(out))  # each grid point trained exactly once
     for run in SweepState.load(out / STATE_FILE).runs:
-        assert run.attempts == 1 and request_from_argv(run.phases[0].launched).address == "auto"
+        assert run.attempts == 1 and request_of(run.phases[0].launched).address == "auto"
 
 
 def test_an_unreachable_ray_address_is_an_environment_problem() -> None:

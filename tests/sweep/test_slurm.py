@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from sweep_stand_in import StandIn, write_prompts
+from train_command_line import request_of
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
 from infoppo_cli.sweep.request import slurm_minutes
 from infoppo_cli.sweep.slurm import LOCAL_EXECUTOR_ENV, RAY_ENV, SLURM_DIR, SlurmSettings
 from infoppo_cli.sweep.state import STATE_FILE, SweepState
-from infoppo_cli.train.request import request_from_argv
 
 RAY_STAND_IN = """
 import json, sys
@@ -78,7 +78,7 @@ def slurm_sweep(
     prompts = write_prompts(out.parent / "p.jsonl")
     argv += ["--out", str(out), "--poll-interval", "0.1", "--data", str(prompts)]
     argv += ["--launcher", "slurm", "--slurm-gpus-per-node", "0", *extra]
-    argv += ["--train-eval-bench", "none"]  # the AIME sets are not cached on a test machine
+    argv += ["--eval-bench", "none"]  # the AIME sets are not cached on a test machine
     return subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out.parent
     )
@@ -101,7 +101,7 @@ def test_a_slurm_sweep_runs_each_phase_as_a_job_with_its_own_ray_cluster(tmp_pat
     assert all(job_ids) and len(set(job_ids)) == 4  # train and eval of two runs: four jobs
     assert all((out / SLURM_DIR / job_id).is_dir() for job_id in job_ids)  # submitit's own files
     trains = [call for call in stand_in.calls() if call[0] == "train"]
-    assert len(trains) == 2 and all(request_from_argv(call[1:]).address == "auto" for call in trains)
+    assert len(trains) == 2 and all(request_of(call[1:]).address == "auto" for call in trains)
     ray_calls = [json.loads(line) for line in (tmp_path / "ray_stand_in.py.calls").read_text().splitlines()]
     assert sorted(ray_calls) == [["start", "--head", "--port", "6379"]] * 2 + [["stop"]] * 2  # trains only
     log = (out / "norm-batch-info-seed1" / "train.log").read_text()
@@ -198,7 +198,7 @@ def test_a_local_sweep_will_not_restart_a_run_that_is_a_slurm_job(tmp_path: Path
     plan = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sweep", values=["batch"])
     state, _ = open_sweep(plan, command=[], settings={})
     run = state.runs[0]
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], ["infoppo", "train"], "train.log", new_attempt=True)
     state.record_handle(run.phases[0], slurm_job_id="4242")
     with pytest.raises(UsageError, match="SLURM job 4242 .* re-run with --launcher slurm .*scancel 4242"):
         run_sweep(state, [run.name], LocalLauncher(stand_in.executable), poll_interval=0.05)

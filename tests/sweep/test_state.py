@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.launcher import launch_argv
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
 
@@ -33,7 +35,7 @@ def finish(state: SweepState, name: str, *codes: int) -> None:
     run = state.run(name)
     for index, code in enumerate(codes):
         phase = run.next_phase()
-        state.start_phase(run, phase, phase.command, f"{phase.name}.log", new_attempt=index == 0)
+        state.start_phase(run, phase, launch_argv(run, phase), f"{phase.name}.log", new_attempt=index == 0)
         state.finish_phase(run, phase, code)
 
 
@@ -52,7 +54,9 @@ def test_a_new_sweep_records_every_run_pending_with_its_parameters(tmp_path: Pat
     assert first["time"] == "info" and first["method"] == "infoppo" and first["seed"] == 1
     assert first["output_dir"] == str(plan.out_dir / first["name"])
     assert [phase["name"] for phase in first["phases"]] == ["train", "eval"]
-    assert first["phases"][0]["command"] == plan.train_command(plan.points[0])
+    train = first["phases"][0]
+    assert train["request"] == asdict(plan.train_request(plan.points[0])) and train["command"] is None
+    assert launch_argv(state.runs[0], state.runs[0].phases[0]) == plan.train_command(plan.points[0])
     reloaded = SweepState.load(plan.out_dir / STATE_FILE)
     assert [run.name for run in reloaded.runs] == [run.name for run in state.runs]
 
@@ -62,7 +66,7 @@ def test_run_status_follows_its_phases_with_timing_and_attempts(tmp_path: Path) 
     state, _ = open_plan(plan)
     run = state.runs[0]
     train = run.next_phase()
-    state.start_phase(run, train, [*train.command, "--resume"], "train.log", new_attempt=True)
+    state.start_phase(run, train, [*launch_argv(run, train), "--resume"], "train.log", new_attempt=True)
     assert (run.status, run.attempts, train.status) == ("running", 1, "running")
     assert train.launched[-1] == "--resume"
     state.finish_phase(run, train, 0)
@@ -84,7 +88,7 @@ def test_resume_skips_done_keeps_failed_and_retries_them_only_when_asked(tmp_pat
     finish(state, done, 0)
     finish(state, failed, 1)
     run = state.run(interrupted)
-    state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+    state.start_phase(run, run.phases[0], launch_argv(run, run.phases[0]), "train.log", new_attempt=True)
 
     resumed, summary = open_plan(plan)
     assert not summary.created
@@ -126,7 +130,7 @@ def test_resume_adds_new_grid_points_and_eval_phases(tmp_path: Path) -> None:
 def test_a_different_sweep_or_train_command_in_the_same_directory_is_refused(tmp_path: Path) -> None:
     state, _ = open_plan(make_plan(tmp_path))
     finish(state, state.runs[0].name, 0)
-    with pytest.raises(UsageError, match="started with another train command"):
+    with pytest.raises(UsageError, match=r"started with another train request \(overrides: recorded \[\]"):
         open_plan(make_plan(tmp_path, train_options={"overrides": ["actor.lr=2e-6"]}))
     other = build_plan("norm", preset="qwen3-4b", out_dir=tmp_path / "sw")
     with pytest.raises(UsageError, match="holds a gamma sweep"):
@@ -139,7 +143,10 @@ def test_a_malformed_state_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=f"cannot read sweep state {path}"):
         SweepState.load(path)
     path.write_text(json.dumps({"schema": 99, "runs": []}))
-    with pytest.raises(UsageError, match="schema must be 1, got 99"):
+    with pytest.raises(UsageError, match="schema must be 2, got 99"):
+        SweepState.load(path)
+    path.write_text(json.dumps({"schema": 1, "runs": []}))  # an older infoppo's: commands, not requests
+    with pytest.raises(UsageError, match=r"written by an older infoppo \(schema 1.*another --out"):
         SweepState.load(path)
 
 
@@ -149,7 +156,7 @@ def test_a_failed_save_leaves_the_previous_file(tmp_path: Path, monkeypatch: pyt
     run = state.runs[0]
     monkeypatch.setattr(json, "dumps", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
-        state.start_phase(run, run.phases[0], run.phases[0].command, "train.log", new_attempt=True)
+        state.start_phase(run, run.phases[0], ["infoppo", "train"], "train.log", new_attempt=True)
     monkeypatch.undo()
     assert state.path.read_text() == before
     assert not [p for p in state.path.parent.iterdir() if p.name.endswith(".tmp")]
@@ -186,43 +193,28 @@ def test_another_grid_without_recorded_settings_is_named_by_its_runs(tmp_path: P
 
 def test_new_tracking_names_resume_the_same_runs(tmp_path: Path) -> None:
     """A sweep started before its runs were named for tracking (or renamed since) is the same experiment:
-    done runs stay done with the command they ran; a failed one retries under the new names."""
+    done runs stay done with the request they ran; a failed one retries under the new names."""
     plan = make_plan(tmp_path)
     state, _ = open_plan(plan)
     done, failed = plan.points[0].name, plan.points[1].name
-    for run in state.runs:  # as recorded before: no --wandb-group, no --run-name
-        train = run.phase("train")
-        cut = train.command.index("--wandb-group")
-        train.command = train.command[:cut] + train.command[cut + 4 :]
+    for run in state.runs:  # as recorded before: no wandb group, no run name
+        run.phase("train").request.update(wandb_group=None, run_name=None)
     state.save()
     finish(state, done, 0)
     finish(state, failed, 1)
     renamed = make_plan(tmp_path, train_options={"wandb_project": "lab"}, run_name_prefix="v2")
     resumed, summary = open_plan(renamed, retry_failed=True)
     assert summary.done == (done,) and summary.failed_retried == (failed,)
-    assert "--run-name" not in resumed.run(done).phase("train").command  # what it ran
-    retry = resumed.run(failed).phase("train").command
-    assert retry[retry.index("--run-name") + 1] == f"v2-{failed}" and "lab" in retry
+    assert resumed.run(done).phase("train").request["run_name"] is None  # what it ran
+    retry = resumed.run(failed).phase("train").request
+    assert retry["run_name"] == f"v2-{failed}" and retry["wandb_project"] == "lab"
 
 
-def test_a_run_recorded_in_another_spelling_of_its_command_resumes(tmp_path: Path) -> None:
-    """A run's command is compared as the request it asks for: a sweep recorded before commands were
-    written from requests (options in another order, ``--lambd``, numbers as typed) resumes."""
-    plan = make_plan(tmp_path, train_options={"steps": 30, "overrides": ["rollout.n_samples_per_prompt=8"]})
+def test_a_run_started_with_another_request_is_refused_naming_the_difference(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, train_options={"steps": 30})
     state, _ = open_plan(plan)
-    for run, point in zip(state.runs, plan.points, strict=True):
-        request = plan.train_request(point)
-        run.phase("train").command = [
-            "infoppo", "train", "--preset", "qwen3-4b", "--method", request.method,
-            "--gamma", str(point.value), "--lambd", "0.99", "--seed", "1",
-            "--output-dir", run.output_dir, "--wandb-group", "sw", "--run-name", run.name,
-            "--steps=30", "--set", "rollout.n_samples_per_prompt=8",
-        ]  # fmt: skip
-    state.save()
-    done = plan.points[0].name
-    finish(state, done, 0)
+    finish(state, plan.points[0].name, 0)
     resumed, summary = open_plan(plan)
-    assert summary.done == (done,)
-    assert "--lambd" in resumed.run(done).phase("train").command  # what it ran
-    with pytest.raises(UsageError, match="started with another train command"):
+    assert summary.done == (plan.points[0].name,)
+    with pytest.raises(UsageError, match=r"another train request \(steps: recorded 30, now 31\)"):
         open_plan(make_plan(tmp_path, train_options={"steps": 31}))

@@ -59,7 +59,24 @@ CASES: list[tuple[str, tuple, Any, str]] = [
         ["infoppo", 1],
         "phases[0].command must be a list of strings",
     ),
-    ("empty command", ("runs", 0, "phases", 0, "command"), [], "runs[0].phases[0].command is empty"),
+    (
+        "empty request",
+        ("runs", 0, "phases", 0, "request"),
+        {},
+        "runs[0].phases[0].request is missing or empty",
+    ),
+    (
+        "empty command",
+        ("runs", 0, "phases", 1, "command"),
+        [],
+        "runs[0].phases[1].command is missing or empty",
+    ),
+    (
+        "request a list",
+        ("runs", 0, "phases", 0, "request"),
+        [],
+        "phases[0].request must be an object or null",
+    ),
     ("phase pid", ("runs", 0, "phases", 0, "pid"), "12", "runs[0].phases[0].pid must be an integer or null"),
     (
         "other phase",
@@ -74,7 +91,8 @@ CASES: list[tuple[str, tuple, Any, str]] = [
         "gamma-0.999-info-seed1",
         "runs[1].name 'gamma-0.999-info-seed1' is recorded twice",
     ),
-    ("schema", ("schema",), "1", "schema must be 1, got '1'"),
+    ("schema", ("schema",), "1", "schema must be 2, got '1'"),
+    ("older schema", ("schema",), 1, "written by an older infoppo (schema 1: train commands, not requests)"),
 ]
 
 
@@ -165,4 +183,4 @@ def test_any_value_anywhere_loads_or_is_one_usage_error(
         state.counts()  # a state that loads can be used
         for run in state.runs:
             run.refresh_status()
-            assert run.phase("train").command
+            assert run.phase("train").request

@@ -101,6 +101,6 @@ def test_worked_solutions_are_long_and_prompts_fit_the_preset():
     lengths = [len(tokenizer(teacher.respond(p, rng) + TURN_END)["input_ids"]) for p in train[:100]]
     prompts = [len(tokenizer(build_prompt(tokenizer, p.text, "dapo"))["input_ids"]) for p in train[:100]]
     long = preset("tiny-cpu-long")
-    assert min(lengths) >= 100 and max(lengths) <= 300  # the horizon the issue asks for
+    assert min(lengths) >= 100 and max(lengths) <= 300  # a horizon of 100 to 300 tokens (tiny-cpu-long)
     assert max(lengths) <= long.max_response_tokens == spec.max_response_tokens
     assert max(prompts) <= long.max_prompt_tokens

@@ -7,11 +7,10 @@ import re
 
 import pytest
 import torch
-from tiny_task import TINY_MODEL
+from tiny_task import TINY_MODEL, tokenizer_corpus
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX, render_prompt
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, Problem, split_problems
-from infoppo_cli.tasks.build import tokenizer_corpus
 from infoppo_cli.tasks.sampling import heldout_accuracy, sample
 from infoppo_cli.tasks.tokenizer import TURN_END, train_tokenizer
 from infoppo_cli.tasks.warm_start import new_model

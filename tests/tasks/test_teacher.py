@@ -6,13 +6,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from run_config import run_config
 
 from infoppo_cli.data.templates import render_prompt
 from infoppo_cli.grading import grade
 from infoppo_cli.tasks.arithmetic import Problem, train_row
-from infoppo_cli.tasks.teacher import TeacherSpec, correct_response, expected_accuracy, teacher_response
+from infoppo_cli.tasks.teacher import ANCHORED, TeacherSpec, expected_accuracy, teacher_response
 from infoppo_cli.tasks.tokenizer import TURN_END
 
 problems = st.builds(Problem, st.integers(0, 99), st.sampled_from(["+", "-"]), st.integers(0, 9)).filter(
@@ -20,6 +21,12 @@ problems = st.builds(Problem, st.integers(0, 99), st.sampled_from(["+", "-"]), s
 )
 
 
+def correct_response(problem: Problem) -> str:
+    """A response the grader marks correct: DAPO's answer line with the right answer."""
+    return ANCHORED.format(problem.answer)
+
+
+@settings(deadline=None)  # the first example imports the grader (math-verify, sympy): seconds
 @given(problems)
 def test_a_correct_response_grades_correct_against_the_stored_label(problem):
     label = train_row(problem)["label"]
@@ -54,8 +61,11 @@ def test_the_share_of_correct_responses_matches_the_spec():
 
 
 @pytest.mark.slow  # the reward function starts its grading worker processes
-def test_the_training_reward_scores_the_right_answer_one_and_a_slip_zero():
+def test_the_training_reward_scores_the_right_answer_one_and_a_slip_zero(tmp_path, monkeypatch):
     from infoppo_cli.openrlhf_adapter.reward_func import reward_func
+    from infoppo_cli.openrlhf_adapter.settings import CONFIG_ENV
+
+    monkeypatch.setenv(CONFIG_ENV, run_config(tmp_path, "infoppo"))  # a binary reward, as InfoPPO's run
 
     problem = Problem(58, "-", 9)
     row = train_row(problem)

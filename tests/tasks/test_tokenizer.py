@@ -4,11 +4,11 @@ decoded back exactly (with or without special tokens), Qwen's chat tokens and Ch
 from __future__ import annotations
 
 import pytest
+from tiny_task import tokenizer_corpus
 from transformers import AutoTokenizer
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX, chat_prompt, render_prompt
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, split_problems
-from infoppo_cli.tasks.build import tokenizer_corpus
 from infoppo_cli.tasks.tokenizer import PAD, TURN_END, train_tokenizer
 
 

@@ -8,11 +8,10 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tiny_task import TINY_MODEL
+from tiny_task import TINY_MODEL, tokenizer_corpus
 
 from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, split_problems
-from infoppo_cli.tasks.build import tokenizer_corpus
 from infoppo_cli.tasks.teacher import TeacherSpec
 from infoppo_cli.tasks.tokenizer import train_tokenizer
 from infoppo_cli.tasks.warm_start import (

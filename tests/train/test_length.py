@@ -80,14 +80,13 @@ def _passes_full_batches_take(steps: int, batch: int, rows: int) -> int:
         pass_left.prompts -= drawn
         return [0] * drawn, None, drawn, drawn < batch  # exhausted once a draw comes up short
 
-    generator = SimpleNamespace(generate_samples=generate_samples)
-    FullBatches(generator, batch_responses=batch, samples_per_prompt=1)
+    full = FullBatches(generate_samples, batch_responses=batch, samples_per_prompt=1)
     made = passes = 0
     while made < steps:
         passes, pass_left.prompts = passes + 1, rows
         exhausted = False
         while not exhausted and made < steps:
-            samples, _, _, exhausted = generator.generate_samples()
+            samples, _, _, exhausted = full()
             made += bool(samples)
     return passes
 

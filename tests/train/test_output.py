@@ -8,12 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from cli_process import run_infoppo
-from planned_run import assert_the_planned_program_ran
-
 from infoppo_cli.openrlhf_adapter.progress import MARKER
-from infoppo_cli.rundir import read_metrics
 from infoppo_cli.train.output import TrainOutput, child_env
 
 
@@ -137,29 +132,6 @@ def test_the_child_runs_unbuffered_without_ray_s_deduplication_or_bars():
     env = child_env({"PATH": "/bin"})
     assert env["PATH"] == "/bin" and env["PYTHONUNBUFFERED"] == "1"
     assert env["RAY_DEDUP_LOGS"] == "0" and env["TQDM_DISABLE"] == "1"
-
-
-@pytest.mark.slow
-def test_a_three_step_cpu_run_is_quiet_shows_each_step_and_logs_everything(tmp_path, task_cache):
-    run = tmp_path / "run"
-    args = ["train", "--preset", "tiny-cpu", "--method", "info-gae", "--steps", "3", "--eval-every", "3"]
-    args += ["--eval-samples", "2", "--output-dir", str(run)]
-    done = run_infoppo(*args, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    shown = (done.stdout + done.stderr).splitlines()
-    assert len(shown) <= 150, len(shown)
-    for step in (1, 2, 3):
-        line = next(line for line in shown if line.startswith(f"step {step}/3  "))
-        assert re.search(r"reward -?\d\.\d{3} .* response \d+\.\d tokens  took \S+", line), line
-    assert re.search(r"^step 1/3 .* left ~\S+$", "\n".join(shown), re.M)  # steps and an eval to go
-    assert any(line.startswith("eval at step 3: arithmetic ") for line in shown)
-    assert not any("zero_stage" in line or "Episode [" in line for line in shown)
-    log = (run / "train.log").read_text()
-    assert "namespace(" in log and "Started a local Ray instance" in log  # upstream's driver output
-    assert "(InfoPPOTrainer pid=" in log and "(CpuPolicyModelActor pid=" in log  # Ray's workers'
-    assert "step 3/3  " in log and "eval at step 3: " in log and "(exit code 0)" in log
-    assert MARKER not in log and "\x1b[" not in log
-    assert_the_planned_program_ran("info-gae", read_metrics(run / "metrics.jsonl"))
 
 
 FULL_FILE = "/runs/r/ckpt/_actor/global_step2/mp_rank_00_model_states.pt"

@@ -1,4 +1,4 @@
-"""The exact OpenRLHF command of every preset x method, pinned.
+"""The exact OpenRLHF command of every preset x method, and the run configuration it reads, pinned.
 
 A change to presets, methods or the plan shows up here as a diff of the command a researcher would
 launch. After a deliberate change, regenerate the pins with ``INFOPPO_UPDATE_PINS=1 pytest
@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,26 +30,37 @@ def prompt_file(tmp_path_factory) -> Path:
     return path
 
 
-def pinned_command(preset: str, method: str, data: Path, out: Path, tasks: list[Path]) -> list[str]:
-    plan = plan_training(TrainRequest(preset=preset, method=method, data=str(data), output_dir=str(out)))
-    replace = {
+def _placeholders(out: Path, data: Path, tasks: list[Path]) -> dict[str, str]:
+    return {
         str(out): "<run>",
         str(data): "<data>",
         **{str(task): "<task>" for task in tasks},  # the presets' tasks in this session's cache
         str(REWARD_FILE): "<reward>",
         sys.executable: "<python>",
     }
-    command = []
-    for token in plan.command():
-        for old, new in replace.items():
-            token = token.replace(old, new)
-        command.append(token)
-    return command
 
 
-def all_commands(data: Path, out: Path, tasks: list[Path]) -> dict[str, list[str]]:
+def _replaced(value: Any, replace: dict[str, str]) -> Any:
+    if not isinstance(value, str):
+        return value
+    for old, new in replace.items():
+        value = value.replace(old, new)
+    return value
+
+
+def pinned_run(preset: str, method: str, data: Path, out: Path, tasks: list[Path]) -> dict[str, Any]:
+    """The launched command and the run's configuration (``RUN/config.json``) it reads."""
+    plan = plan_training(TrainRequest(preset=preset, method=method, data=str(data), output_dir=str(out)))
+    replace = _placeholders(out, data, tasks)
     return {
-        f"{preset} {method}": pinned_command(preset, method, data, out, tasks)
+        "command": [_replaced(token, replace) for token in plan.command()],
+        "config": {key: _replaced(value, replace) for key, value in plan.infotime.items()},
+    }
+
+
+def all_commands(data: Path, out: Path, tasks: list[Path]) -> dict[str, dict[str, Any]]:
+    return {
+        f"{preset} {method}": pinned_run(preset, method, data, out, tasks)
         for preset in preset_names()
         for method in methods()
     }

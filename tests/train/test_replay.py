@@ -61,6 +61,7 @@ def test_a_replay_goes_beside_the_run_unless_it_resumes_it(recorded_run):
         "--ckpt.path",
         "--logger.tensorboard_dir",
         "--logger.wandb.run_name",
+        "infoppo's metrics_path",  # the run configuration's
     }
 
 
@@ -91,7 +92,7 @@ def test_cli_replay_dry_run(recorded_run, monkeypatch):
     result = runner.invoke(app, ["train", "--replay", str(out), "--dry-run", *again])
     assert result.exit_code == 0, result.output
     assert "no differences from" not in result.output  # the output directory differs
-    assert "--infotime.method info-clip" in result.output and "--infotime.rl_steps" in result.output
+    assert 'method = "info-clip"' in result.output and "rl_steps = " in result.output
     beside = runner.invoke(app, ["train", "--replay", str(out), "--dry-run"])  # the documented example
     assert beside.exit_code == 0, beside.output
     assert "error" not in beside.output and str(out.parent / "run-replay") in beside.output
@@ -201,4 +202,4 @@ def test_a_replay_keeps_the_run_length_unless_steps_change_it(recorded_run):
         app, ["train", "--replay", str(out), "--dry-run", "--output-dir", again, "--steps", "9"]
     )
     assert result.exit_code == 0, result.output
-    assert "--infotime.rl_steps 9" in result.output
+    assert "rl_steps = 9" in result.output

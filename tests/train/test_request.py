@@ -11,8 +11,9 @@ import pytest
 
 from infoppo_cli.cli.options import settings_options
 from infoppo_cli.components import NORMS
+from infoppo_cli.errors import UsageError
 from infoppo_cli.schema import declaration, option_fields
-from infoppo_cli.train.request import NORM_CHOICES, TrainRequest
+from infoppo_cli.train.request import METHOD_SETTINGS, TrainRequest
 
 
 def test_every_request_field_is_a_train_option_in_its_old_order():
@@ -26,10 +27,24 @@ def test_every_request_field_is_a_train_option_in_its_old_order():
 
 
 def test_the_norm_choices_are_the_registered_normalisations():
-    assert typing.get_args(NORM_CHOICES) == tuple(NORMS)
+    norm = next(p for p in settings_options(TrainRequest) if p.name == "norm")
+    choices, _ = typing.get_args(typing.get_args(norm.annotation)[0])  # Literal[...] | None
+    assert typing.get_args(choices) == tuple(NORMS)
 
 
-@pytest.mark.parametrize("name", ["gamma", "lambd", "eps_low_info", "eps_high_info", "norm"])
+def test_every_method_setting_with_an_option_is_a_request_field_checked_by_its_declaration():
+    names = {field.name for field in dataclasses.fields(TrainRequest)}
+    assert {setting.name for setting in METHOD_SETTINGS} <= names
+    assert "top_entropy_frac" in names and "overlong_buffer_frac" not in names  # a methods file's alone
+    with pytest.raises(UsageError, match=r"^--top-entropy-frac must be in \(0.0, 1.0\], got 0.0$"):
+        TrainRequest(preset="tiny-cpu", top_entropy_frac=0.0)
+    with pytest.raises(UsageError, match=r"^unknown --norm 'bogus'; choose one of: global, batch, sentence$"):
+        TrainRequest(preset="tiny-cpu", norm="bogus")
+    with pytest.raises(UsageError, match=r"^unknown --wandb-mode 'nonsense'; choose one of: online,"):
+        TrainRequest(preset="tiny-cpu", wandb_mode="nonsense")
+
+
+@pytest.mark.parametrize("name", [setting.name for setting in METHOD_SETTINGS])
 def test_method_settings_default_to_the_method_not_to_a_number(name):
     parameter = next(p for p in settings_options(TrainRequest) if p.name == name)
     help_text = typing.get_args(parameter.annotation)[1].help

@@ -56,8 +56,8 @@ def test_dry_run_contains_the_paper_values(preset, method):
     if method in ("infoppo", "ppo"):
         assert "--critic.adam.lr 2e-06" in out and "--critic.lr_warmup_ratio 0.0" in out
     if method == "infoppo":
-        paper = ["--algo.advantage.gamma 0.999", "--algo.advantage.lambd 0.99", "--infotime.norm batch"]
-        paper += ["--infotime.eps_low_info 10.0", "--infotime.eps_high_info 20.0"]
+        paper = ["--algo.advantage.gamma 0.999", "--algo.advantage.lambd 0.99", 'norm = "batch"']
+        paper += ["eps_low_info = 10.0", "eps_high_info = 20.0"]
         for flag in paper:
             assert flag in out
     if method == "ppo":
@@ -68,7 +68,7 @@ def test_dry_run_contains_the_paper_values(preset, method):
         assert "--actor.eps_clip_low_high 0.2 0.28" in out and "--reward.overlong_buffer_len" in out
         assert "critic.model_name_or_path" not in out
     if method == "dapo-ft":
-        assert "--infotime.top_entropy_frac 0.2" in out and "--actor.entropy_coef 0.0" in out
+        assert "top_entropy_frac = 0.2" in out and "--actor.entropy_coef 0.0" in out
     if method in ("dapo", "dapo-ft"):  # DAPO's official shape, micro-batches packed by tokens
         max_len = (12288 if preset == "qwen3-14b" else 10240) + 1024
         for flag in [
@@ -135,9 +135,9 @@ def test_options_and_set_override_the_preset(tmp_path):
     options += ["--eps-low-info", "5", "--eps-high-info", "10", "--data", str(data)]
     options += ["--set", "rollout.n_samples_per_prompt=4", "--set", "actor.eps_clip_low_high=0.1,0.2"]
     out = dry_run(*options)
-    expected = ["--algo.advantage.gamma 0.99", "--algo.advantage.lambd 0.95", "--infotime.norm sentence"]
+    expected = ["--algo.advantage.gamma 0.99", "--algo.advantage.lambd 0.95", 'norm = "sentence"']
     expected += [
-        "--infotime.eps_low_info 5.0",
+        "eps_low_info = 5.0",
         "--rollout.n_samples_per_prompt 4",
         "--actor.eps_clip_low_high 0.1 0.2",
     ]
@@ -156,7 +156,7 @@ def test_options_and_set_override_the_preset(tmp_path):
         (["--preset", "qwen3-4b", "--method", "grpo"], "unknown method 'grpo'; choose one of: infoppo, ppo"),
         (["--preset", "qwen3-4b", "--gamma", "1.5"], "--gamma must be in (0.0, 1.0]"),
         (["--preset", "qwen3-4b", "--lambd", "-1"], "--lambda must be in [0.0, 1.0]"),
-        (["--preset", "qwen3-4b", "--eps-low-info", "-2"], "eps_low must be a finite number >= 0"),
+        (["--preset", "qwen3-4b", "--eps-low-info", "-2"], "--eps-low-info must be a finite number >= 0"),
         (
             ["--preset", "qwen3-4b", "--data", "/nonexistent/prompts.jsonl"],
             "data file /nonexistent/prompts.jsonl",
@@ -164,14 +164,17 @@ def test_options_and_set_override_the_preset(tmp_path):
         (["--preset", "qwen3-4b", "--set", "rollout.batchsize=3"], "did you mean --rollout.batch_size?"),
         (["--preset", "qwen3-4b", "--set", "novalue"], "--set expects KEY=VALUE"),
         (["--preset", "qwen3-4b", "--set", "train.async_enable=true"], "async mode"),
-        (["--preset", "qwen3-4b", "--method", "dapo", "--gamma", "0.9"], "need a critic"),
+        (
+            ["--preset", "qwen3-4b", "--method", "dapo", "--gamma", "0.9"],
+            "--gamma only applies to a method with a critic (GAE), not dapo (group_norm,",
+        ),
         (
             ["--preset", "qwen3-4b", "--method", "ppo", "--norm", "batch"],
             "--norm only applies to a method that uses rho",
         ),
         (
             ["--preset", "qwen3-4b", "--method", "info-gae", "--eps-low-info", "3"],
-            "adaptive clip, not info-gae",
+            "--eps-low-info only applies to a method whose components read it, not info-gae (info_time_gae,",
         ),
         (["--preset", "qwen3-4b", "--methods-file", "nope.toml"], "methods file nope.toml: no such file"),
     ],
@@ -338,10 +341,10 @@ def test_steps_choose_the_length_and_reach_the_trainer(tmp_path):
     out = dry_run(
         "--preset", "qwen3-4b", "--data", _prompts(tmp_path, 1000), "--steps", "20", "--lambda", "0.9"
     )
-    assert "--infotime.rl_steps 20" in out and "--infotime.total_optimizer_steps 80" in out
+    assert "rl_steps = 20" in out and "total_optimizer_steps = 80" in out
     assert "--train.num_episodes 2" in out and "--algo.advantage.lambd 0.9" in out  # 20 x 64 > 1000
-    assert "--infotime.eval_before" in out
-    assert "--infotime.eval_before" not in dry_run("--preset", "qwen3-4b", "--no-eval-before")
+    assert "eval_before = true" in out
+    assert "eval_before = false" in dry_run("--preset", "qwen3-4b", "--no-eval-before")
 
 
 def test_data_smaller_than_one_rl_step_is_planned_over_several_passes(tmp_path):

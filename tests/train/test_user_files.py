@@ -33,7 +33,7 @@ def test_dry_run_with_a_user_preset_and_method(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "--actor.model_name_or_path org/my-model" in result.output
     assert "--actor.eps_clip_low_high 0.3 0.4" in result.output
-    assert "--infotime.advantage gae" in result.output and "--infotime.clip fixed" in result.output
+    assert 'advantage = "gae"' in result.output and 'clip = "fixed"' in result.output
     assert str(methods) in result.output  # the plan names the method's source
 
 

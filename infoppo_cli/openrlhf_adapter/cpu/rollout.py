@@ -38,8 +38,11 @@ def engine_environment(threads: int) -> dict[str, str]:
     pinning of its threads to cores (its default pins every engine to the same first core), their
     number, and the model run in the engine core's process: otherwise vLLM's CPU platform runs it in a
     process of its own, one more start of torch and vLLM per engine (its reason, setting the OpenMP
-    pinning up there, does not apply to unpinned threads)."""
+    pinning up there, does not apply to unpinned threads); and no usage report (vLLM's default sends
+    one to its server from a thread that first runs a ``cpuinfo`` process: a second of a core per
+    engine, and a call home nobody asked for), unless the user set it."""
     return {
+        "VLLM_NO_USAGE_STATS": os.environ.get("VLLM_NO_USAGE_STATS", "1"),
         "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", str(KV_CACHE_GIB)),
         "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "nobind"),
         "OMP_NUM_THREADS": str(max(threads, 1)),

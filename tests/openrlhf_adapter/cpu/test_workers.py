@@ -31,7 +31,9 @@ def _args(tmp_path, model_dir, resume=False):
     preset = cpu_preset(tmp_path, model_dir)
     request = TrainRequest(str(preset), data=str(data), output_dir=str(tmp_path / "run"), eval_bench="none")
     request.resume = resume
-    return run_args(plan_training(request).command()[3:])
+    plan = plan_training(request)
+    plan.write_config()  # as the launch does
+    return run_args(plan.command()[3:])
 
 
 def _start(ray, args, model_dir, monkeypatch):

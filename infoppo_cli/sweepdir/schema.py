@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+SWEEP_FILE = "sweep.json"
+"""A sweep directory's record (``OUT/sweep.json``)."""
 Check = tuple[Callable[[Any], bool], str]
 """A test of a field's value and what it expects, for the message."""
-
-PHASE_NAMES = ("train", "eval")
 
 
 def _is_int(value: Any) -> bool:
@@ -79,7 +79,8 @@ RUN_FIELDS: dict[str, Check] = {
 RUN_DEFAULTED = ("status", "attempts", "started", "finished", "duration_s", "error")
 PHASE_FIELDS: dict[str, Check] = {
     "name": TEXT,
-    "command": TEXTS,
+    "command": _optional(TEXTS),
+    "request": _optional(TABLE),
     "status": TEXT,
     "exit_code": _optional(INT),
     "started": _optional(TEXT),
@@ -92,13 +93,20 @@ PHASE_FIELDS: dict[str, Check] = {
     "slurm_job_id": _optional(TEXT),
     "note": _optional(TEXT),
 }
-PHASE_REQUIRED = ("name", "command")
+PHASE_REQUIRED = ("name",)
+PHASE_HOLDS = {"train": "request", "eval": "command"}
+"""What each phase records: a train phase its request (typed), an eval phase its command."""
 
 
 def shape_problem(document: Any, schema: int, statuses: tuple[str, ...]) -> str | None:
     """What is wrong with a parsed ``sweep.json`` (the field and why), or None when its shape is right."""
     if not isinstance(document, dict):
         return f"it holds {_kind(document)}, not the object infoppo sweep writes"
+    if document.get("schema") == 1 and schema == 2:
+        return (
+            "it was written by an older infoppo (schema 1: train commands, not requests); finish that "
+            "sweep with that version, or run this one in another --out (`infoppo report` still reads it)"
+        )
     if document.get("schema") != schema:
         return f"schema must be {schema}, got {document.get('schema')!r}"
     fields = {key: value for key, value in document.items() if key != "schema"}
@@ -128,10 +136,11 @@ def _run_problem(run: Any, where: str, statuses: tuple[str, ...]) -> str | None:
         problem = problem or _status_problem(phase, at, statuses)
         if problem:
             return problem
-        if phase["name"] not in PHASE_NAMES or phase["name"] in seen:
-            return f"{at}.name must be one of {', '.join(PHASE_NAMES)}, once each; got {phase['name']!r}"
-        if not phase["command"]:
-            return f"{at}.command is empty"
+        if phase["name"] not in PHASE_HOLDS or phase["name"] in seen:
+            return f"{at}.name must be one of {', '.join(PHASE_HOLDS)}, once each; got {phase['name']!r}"
+        held = PHASE_HOLDS[phase["name"]]
+        if not phase.get(held):
+            return f"{at}.{held} is missing or empty"
         seen.append(phase["name"])
     if "train" not in seen:
         return f"{where}.phases has no train phase"
