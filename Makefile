@@ -14,10 +14,9 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Spread over the machine's cores (pytest-xdist); the tests that share one watched run are grouped on one
-# worker (tests/faults/conftest.py), so it is trained once.
+# Spread over the machine's cores, test by test (pytest-xdist).
 test: lint
-	$(PY) -m pytest -n auto --dist loadgroup --durations=25
+	$(PY) -m pytest -n auto --dist load --durations=25
 
 # For iterating: the tests not marked slow (no Ray, no child processes, no browser), without lint, spread
 # over the machine's cores (pytest-xdist; a module's tests stay on one worker, which shares its fixtures).

@@ -19,11 +19,11 @@ import pytest
 import torch
 from cli_process import run_infoppo
 from planned_run import assert_the_planned_program_ran
-from watched_run import WATCHED_ARGS, WATCHED_GROUP
+from watched_run import WATCHED_ARGS
 
 from infoppo_cli.rundir import read_metrics
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(WATCHED_GROUP)]
+pytestmark = pytest.mark.slow
 
 
 def test_a_run_whose_last_step_is_off_the_eval_grid_ends_with_its_eval_and_wandb_on(exposed_run, tmp_path):

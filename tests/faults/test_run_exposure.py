@@ -29,7 +29,6 @@ from watched_run import (
     LOOPBACK,
     SECRET,
     TOKEN,
-    WATCHED_GROUP,
     command,
     files_with,
     ray_servers,
@@ -47,7 +46,6 @@ def cached_task(task_cache):
     return task_cache
 
 
-@pytest.mark.xdist_group(WATCHED_GROUP)
 def test_a_run_leaks_no_secret_refuses_strangers_and_leaves_nothing(exposed_run):
     seen = exposed_run
     assert seen.returncode == 0, seen.out[-3000:] + seen.err[-3000:]

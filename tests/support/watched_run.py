@@ -116,8 +116,6 @@ class Watched:
     wandb_key_after: str | None = None
 
 
-WATCHED_GROUP = "watched-run"
-"""The pytest-xdist group of the tests that read the watched run, so that one worker trains it once."""
 WATCHED_ARGS = ("--method", "info-clip", "--steps", "2", "--eval-every", "3", "--eval-samples", "2")
 
 
