@@ -204,7 +204,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take(), **self.full_batches.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
         self.metrics_log.record_step(record, self._eval_due(global_step))
-        self._step_states = (global_step, dict(client_states or {}))
+        self._step_states = (global_step, _loop_states(client_states or {}))
         with self._saving_the_last_step(global_step), self._whole(f"global_step{global_step}"):
             result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
         evals_left = self._evals_left(global_step) + int(self._eval_due(global_step))  # its own follows
@@ -293,7 +293,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
             # With the step's own states, as upstream's loop saves it: DeepSpeed points ``latest`` at
             # the best checkpoint, and a resume from one without them fails (no "episode").
             step, states = self._step_states
-            self.save_best_checkpoint(logs, global_step, dict(states) if step == global_step else None)
+            self.save_best_checkpoint(logs, global_step, states if step == global_step else None)
 
     def fit(self, global_step: int = 0) -> None:
         """Upstream's loop (which the step budget ends after the planned RL steps) between infoppo's
@@ -301,7 +301,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         drop_partial_checkpoints(self.args.ckpt.path)  # a killed save's folders are no checkpoints
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
-        self._step_states = (first, {key: states[key] for key in LOOP_STATES if key in states})
+        self._step_states = (first, _loop_states(states))
         done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
         opening = self._opening_eval(first, done)
         self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))
@@ -330,6 +330,11 @@ class InfoPPOTrainer(_UpstreamTrainer):
         if self.eval_dataloader is None or last == 0:
             return False
         return self.evaluated_step != last and last not in done
+
+
+def _loop_states(states: dict[str, Any]) -> dict[str, Any]:
+    """``states`` (a step's ``client_states`` or a loaded checkpoint's) with ``LOOP_STATES`` only, copied."""
+    return {key: states[key] for key in LOOP_STATES if key in states}
 
 
 def _dataset_size(dataloader: Any) -> int | None:
