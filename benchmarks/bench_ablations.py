@@ -1,205 +1,297 @@
-"""Does information time matter where responses are long? The paper's γ and λ ablations on tiny-cpu-long.
+"""The paper's ablations on tiny-cpu-long, as designed before any run in benchmarks/ablations.toml.
 
-The design is fixed here, before any run (docs/training.md, "The long-horizon task"): the
-``tiny-cpu-long`` preset (ten-step worked solutions of ~200 tokens, 30 RL steps, held-out accuracy at
-temperature 1.0 every 10 steps as Mean@4 over the 200 held-out problems), seeds 1..3, and these stages
-in this order, each an ``infoppo sweep`` through the program users run:
+Stage 0 (``stability``) chooses the learning rate every later stage shares, by the rule written in the
+design; the preset must carry that rate before the other stages run (the script says so and stops
+otherwise). Then each stage of ``[[stages]]`` is one ``infoppo sweep`` on the preset, through the
+program users run. Everything resumes: a stage's sweep skips its finished runs and resumes the one it
+was in, so ``--budget-minutes`` (the default fits a working session on 2 cores) only says when to stop
+for now; rerun the same command to go on. After each stage the raw per-step data of its runs is written
+with ``infoppo report --csv`` to ``benchmarks/results/ablations/<stage>.csv`` (committed), and at the
+end ``infoppo report`` draws the figures and the pre-registered contrasts from those files alone.
 
-1. **key contrast** (always run): γ = 1 (where both clocks coincide; one arm), token-time γ = 0.99 and
-   information-time γ = 0.99, all at λ = 1;
-2. the rest of the γ grid: γ = 0.999 and 0.98, both clocks, λ = 1;
-3. the λ grid: λ = 0.99 and 0.95, both clocks, γ = 1 (λ = 1 at γ = 1 is stage 1's γ = 1 run);
-4. the four methods on the task: InfoPPO, PPO, DAPO, DAPO-FT.
+``clock`` measures the testbed before any run: the warm-started model's information clock (Σρ per
+response, Γ_info and γ^T) and the in-training eval's own standard error, on the held-out problems.
 
-A later stage runs only if its runs, at the mean wall time of the runs so far, fit what is left of
-``--budget-minutes`` (with all seeds, else with one); the output says which ran. Then it prints, per arm,
-held-out accuracy at step 0 and at the last step (mean ± sd over seeds), the last step's response
-length and both clocks' discounts, the key contrast's difference with its spread, and draws the
-report (``infoppo report`` over every stage) whose figures are copied to ``docs/img/``.
-
-Usage: python benchmarks/bench_ablations.py [--seeds 3] [--budget-minutes 150] [--out DIR]
+Usage: python benchmarks/bench_ablations.py [clock|stability|stages|report] [--budget-minutes 150]
+         [--out sweeps/ablations]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
-PRESET = "tiny-cpu-long"
-TRAIN_ARGS = ("--eval-samples", "4")
-"""Mean@4 over the 200 held-out problems: 800 responses per evaluation, a standard error of about 1.8
-points per run at 50% accuracy, at a quarter of Mean@16's generation time."""
-FIGURES = {"accuracy": "tiny_cpu_long_accuracy", "response_length": "tiny_cpu_long_length"}
-FIGURES["info_discount"] = "tiny_cpu_long_discounts"
+DESIGN = Path(__file__).with_name("ablations.toml")
+RESULTS = Path(__file__).parent / "results" / "ablations"
+FIGURES = Path(__file__).parent.parent / "docs" / "img"
+STOP_GRACE_S = 300
+"""How long a sweep stopped at the budget (SIGINT) may take to leave its runs resumable."""
 
 
-@dataclass(frozen=True)
-class Stage:
-    name: str
-    directory: str
-    sweep: tuple[str, ...]
-    """``infoppo sweep`` arguments without --seeds and --out."""
-    runs_per_seed: int
+def design() -> dict:
+    return tomllib.loads(DESIGN.read_text(encoding="utf-8"))
 
 
-STAGES = (
-    Stage("key contrast", "gamma-key", ("gamma", "--values", "1.0,0.99"), 3),
-    Stage("rest of the gamma grid", "gamma-rest", ("gamma", "--values", "0.999,0.98"), 4),
-    Stage("lambda grid", "lambda", ("lambda", "--values", "0.99,0.95"), 4),
-    Stage("four methods", "methods", ("methods",), 4),
-)
-
-
-def infoppo(*args: str) -> None:
-    command = [sys.executable, "-m", "infoppo_cli", *args]
+def infoppo(*args: str, deadline: float | None = None) -> bool:
+    """Run ``infoppo ARGS``; at ``deadline`` (monotonic) it is interrupted as Ctrl-C would, which a sweep
+    leaves resumable. Returns whether it finished; a failure stops the benchmark."""
     print("$ infoppo", " ".join(args), flush=True)
-    subprocess.run(command, check=True)
-
-
-def run_stages(out: Path, seeds: int, budget_s: float) -> list[str]:
-    """Run the stages that fit; returns the directories of those that ran (or had run before)."""
-    started, ran = time.monotonic(), []
-    for stage in STAGES:
-        left = budget_s - (time.monotonic() - started)
-        directory = out / stage.directory
-        chosen = seeds if not ran else _seeds_that_fit(stage, seeds, directory, _seconds_per_run(out), left)
-        if chosen == 0:
-            fits = f"{stage.runs_per_seed} runs per seed do not fit in {left / 60:.0f} min"
-            print(f"\n== skipped: {stage.name} ({fits})")
-            continue
-        print(f"\n== {stage.name}: {stage.runs_per_seed * chosen} runs ({chosen} seed(s))", flush=True)
-        infoppo("sweep", *stage.sweep, "--preset", PRESET, "--seeds", str(chosen), "--out", str(directory),
-                "--retry-failed", *TRAIN_ARGS)  # fmt: skip
-        ran.append(str(directory))
-    return ran
-
-
-def _done_runs(directory: Path) -> list[dict]:
+    process = subprocess.Popen([sys.executable, "-m", "infoppo_cli", *args])
     try:
-        runs = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))["runs"]
-    except (OSError, ValueError, KeyError):
-        return []
-    return [run for run in runs if run.get("status") == "done" and run.get("duration_s")]
+        code = process.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        print("\n== the budget is spent: stopping the sweep (rerun the same command to resume)", flush=True)
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait()
+        return False
+    if code != 0:
+        raise SystemExit(f"infoppo {' '.join(args)} failed with exit code {code}")
+    return True
 
 
-def _seconds_per_run(out: Path) -> float:
-    """The mean wall time of the runs done so far, in every stage (a resumed benchmark counts them too)."""
-    durations = [run["duration_s"] for stage in STAGES for run in _done_runs(out / stage.directory)]
-    return statistics.fmean(durations) if durations else 0.0
+def run_shape(plan: dict) -> tuple[str, ...]:
+    return ("--steps", str(plan["steps"]), "--eval-every", str(plan["eval_every"]),
+            "--eval-samples", str(plan["eval_samples"]))  # fmt: skip
 
 
-def _seeds_that_fit(stage: Stage, seeds: int, directory: Path, per_run: float, left: float) -> int:
-    done = len(_done_runs(directory))
-    for count in (seeds, 1):
-        if max(0, stage.runs_per_seed * count - done) * per_run <= left:
-            return count
-    return 0
+def export(directory: Path, name: str) -> Path:
+    """The raw per-step data of a finished stage, beside the other committed results."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    csv = RESULTS / f"{name}.csv"
+    infoppo(
+        "report", str(directory), "--out", str(directory / "report"), "--format", "png", "--csv", str(csv)
+    )
+    return csv
 
 
-def accuracy_key(records: list[dict]) -> str:
-    keys = {f"eval_{bench}" for r in records for bench in bench_accuracies(r)}
-    if len(keys) != 1:
-        raise SystemExit(f"expected one in-training benchmark, found {sorted(keys)}")
-    return keys.pop()
+# -- the testbed, before any run ----------------------------------------------------------------------
+
+CLOCK_GAMMAS = (0.999, 0.99, 0.98)
 
 
-def last(records: list[dict], key: str) -> float:
-    series = metric_series(records, key)
-    return series[-1][1] if series else float("nan")
+def clock(plan: dict) -> str:
+    """The warm-started model's clock on the held-out problems (``eval_samples`` responses each at
+    temperature 1.0, in rollout batches of 128 for the batch normalisation), and Mean@k's standard error."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from infoppo_cli.data.templates import build_prompt
+    from infoppo_cli.grading import grade
+    from infoppo_cli.infotime import density_by_batch, info_discount, token_discount, token_entropy
+    from infoppo_cli.tasks import ensure_task
+    from infoppo_cli.tasks.recipes import task_recipe
+    from infoppo_cli.train.presets import preset
 
-def arm_rows(directories: list[str]) -> dict[str, list[dict[str, float]]]:
-    """Per arm (``gamma=0.99 info``), one dict per seed of what the table shows."""
-    arms: dict[str, list[dict[str, float]]] = {}
-    for directory in directories:
-        kind, runs = read_sweep(Path(directory), notes=[])
-        for run in runs:
-            records = read_metrics(run.path / "metrics.jsonl")
-            accuracy = metric_series(records, accuracy_key(records))
-            label = f"{kind}={run.value_label} {run.arm}" if run.value_label else run.arm
-            arms.setdefault(label, []).append(
-                {
-                    "start": accuracy[0][1],
-                    "end": accuracy[-1][1],
-                    "length": last(records, "response_length_mean"),
-                    "info": last(records, "info_discount_mean"),
-                    "token": last(records, "token_discount_mean"),
-                }
-            )
-    return arms
-
-
-def mean_sd(values: list[float]) -> str:
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.fmean(values):6.1f} ± {spread:4.1f}"
-
-
-def table(arms: dict[str, list[dict[str, float]]]) -> str:
+    torch.manual_seed(0)
+    task = ensure_task(task_recipe(preset(plan["preset"]).task))
+    tokenizer = AutoTokenizer.from_pretrained(task.model_dir)
+    model = AutoModelForCausalLM.from_pretrained(task.model_dir, dtype=torch.float32).eval()
+    rows = [json.loads(line) for line in task.heldout_file.read_text(encoding="utf-8").splitlines()]
+    k, per_batch = plan["eval_samples"], 128 // plan["eval_samples"]
+    sums, lengths, correct, discounts = [], [], {}, {}
+    for first in range(0, len(rows), per_batch):
+        batch = rows[first : first + per_batch]
+        prompts = [build_prompt(tokenizer, row["problem"], "dapo") for row in batch for _ in range(k)]
+        tokenizer.padding_side = "left"
+        encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        with torch.no_grad():
+            out = model.generate(**encoded, do_sample=True, temperature=1.0, top_p=1.0, max_new_tokens=256,
+                                 pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+            logits = model(out, attention_mask=(out != tokenizer.pad_token_id).long()).logits
+        start = encoded["input_ids"].shape[1]
+        responses = out[:, start:]
+        mask = torch.cumsum((responses == tokenizer.eos_token_id).long(), dim=1)
+        mask = ((mask == 0) | ((mask == 1) & (responses == tokenizer.eos_token_id))).float()
+        entropy = token_entropy(logits[:, start - 1 : -1].float())
+        rho = density_by_batch(entropy, mask, None)
+        sums += (rho * mask).sum(1).tolist()
+        lengths += mask.sum(1).tolist()
+        for gamma in CLOCK_GAMMAS:
+            discounts.setdefault(gamma, ([], []))
+            discounts[gamma][0].extend(info_discount(rho, mask, gamma).tolist())
+            discounts[gamma][1].extend(token_discount(mask, gamma).tolist())
+        texts = tokenizer.batch_decode(responses, skip_special_tokens=False)
+        for i, text in enumerate(texts):
+            row = batch[i // k]
+            correct.setdefault(row["id"], []).append(grade(text, row["answer"]).correct)
+        print(f"clock: {first + len(batch)}/{len(rows)} problems", flush=True)
+    total = torch.tensor(sums, dtype=torch.float64)
+    tokens = torch.tensor(lengths, dtype=torch.float64)
     lines = [
-        "| arm | seeds | accuracy step 0 (%) | accuracy last step (%) | gain | length (tokens) "
-        "| Γ_info | γ^T |",
-        "|---|---|---|---|---|---|---|---|",
+        f"{len(sums)} responses of the warm-started model at temperature 1.0 ({k} per held-out problem), "
+        f"{tokens.mean():.0f} tokens on average; Σρ per response (batch normalisation over rollout batches "
+        f"of 128): mean {total.mean():.1f}, median {total.median():.1f}, 10th-90th percentile "
+        f"{total.quantile(0.1):.1f}-{total.quantile(0.9):.1f}.",
+        "",
+        "| γ | Γ_info = γ^Σρ (mean over responses) | γ^T (mean over responses) |",
+        "|---|---|---|",
     ]
-    for label, seeds in arms.items():
-        column = {key: [seed[key] for seed in seeds] for key in seeds[0]}
-        gains = [s["end"] - s["start"] for s in seeds]
-        lines.append(
-            f"| {label} | {len(seeds)} | {mean_sd(column['start'])} | {mean_sd(column['end'])} | "
-            f"{mean_sd(gains)} | {statistics.fmean(column['length']):.0f} | "
-            f"{statistics.fmean(column['info']):.3g} | {statistics.fmean(column['token']):.3g} |"
-        )
+    for gamma, (info, token) in discounts.items():
+        lines.append(f"| {gamma} | {statistics.fmean(info):.3f} | {statistics.fmean(token):.3g} |")
+    per_problem = [100 * statistics.fmean(marks) for marks in correct.values()]
+    error = statistics.stdev(per_problem) / len(per_problem) ** 0.5
+    lines += ["", f"Mean@{k} of this model: {statistics.fmean(per_problem):.1f}%, standard error of one "
+              f"eval {error:.1f} points (the spread of per-problem accuracy over {len(per_problem)} "
+              "problems)."]  # fmt: skip
     return "\n".join(lines)
 
 
-def key_contrast(arms: dict[str, list[dict[str, float]]]) -> str:
-    info, token = arms.get("gamma=0.99 info"), arms.get("gamma=0.99 token")
-    if not info or not token:
-        return "key contrast: incomplete"
-    ends = [s["end"] for s in info], [s["end"] for s in token]
-    difference = statistics.fmean(ends[0]) - statistics.fmean(ends[1])
-    spread = (
-        statistics.variance(ends[0]) / len(ends[0]) + statistics.variance(ends[1]) / len(ends[1])
-    ) ** 0.5
-    return (
-        f"key contrast at γ = 0.99: information time {statistics.fmean(ends[0]):.1f}%, token time "
-        f"{statistics.fmean(ends[1]):.1f}% at the last step: difference {difference:+.1f} points "
-        f"(standard error {spread:.1f}, {len(ends[0])} and {len(ends[1])} seeds)"
-    )
+# -- stage 0: the shared learning rate --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    seed: int
+    accuracies: list[tuple[float, float]]
+    """(step, held-out accuracy %) of every eval."""
+    dip: float
+    """The largest fall of an eval below the best eval before it (points)."""
+    rise: float
+    """The mean of the last 3 evals minus the step-0 eval (points)."""
+
+
+def verdicts(directory: Path) -> list[Verdict]:
+    _, runs = read_sweep(directory, notes=[])
+    found = []
+    for run in runs:
+        records = read_metrics(run.path / "metrics.jsonl")
+        keys = sorted({key for record in records for key in record if key.startswith("eval_")})
+        accuracy = metric_series(records, keys[0]) if keys else []
+        if len(accuracy) < 4:
+            raise SystemExit(f"{run.path}: {len(accuracy)} evals; the rule needs step 0 and 3 more")
+        values = [value for _, value in accuracy]
+        dip = max(max(values[:i]) - values[i] for i in range(1, len(values)))
+        found.append(Verdict(run.seed or 0, accuracy, dip, statistics.fmean(values[-3:]) - values[0]))
+    return sorted(found, key=lambda verdict: verdict.seed)
+
+
+def stable(found: list[Verdict], rule: dict) -> bool:
+    return all(v.dip <= rule["dip_points"] and v.rise >= rule["rise_points"] for v in found)
+
+
+def stability(plan: dict, out: Path, deadline: float) -> float | None:
+    """Stage 0 to its verdict: the chosen actor learning rate (``None`` if the budget ran out first)."""
+    rule, tried = plan["stability"], {}
+    for lr in rule["actor_lrs"]:
+        directory = out / f"stability-lr{lr:g}"
+        print(f"\n== stage 0: {rule['method']} at actor lr {lr:g}, {rule['seeds']} seeds", flush=True)
+        finished = infoppo(
+            "sweep", "methods", "--time", rule["method"], "--preset", plan["preset"],
+            "--seeds", str(rule["seeds"]), "--out", str(directory), "--retry-failed", *run_shape(plan),
+            "--set", f"actor.adam.lr={lr:g}", "--set", f"critic.adam.lr={lr * rule['critic_to_actor']:g}",
+            deadline=deadline,
+        )  # fmt: skip
+        if not finished:
+            return None
+        export(directory, f"stability-lr{lr:g}")
+        tried[lr] = verdicts(directory)
+        print(stability_table({lr: tried[lr]}, rule), flush=True)
+        if stable(tried[lr], rule):
+            return lr
+    dipping = {lr: sum(v.dip > rule["dip_points"] for v in found) for lr, found in tried.items()}
+    chosen = min(dipping, key=lambda lr: (dipping[lr], lr))
+    print(f"no rate met the rule; the fewest dipping seeds: lr {chosen:g} ({dipping[chosen]} dipping)")
+    return chosen
+
+
+def stability_table(tried: dict[float, list[Verdict]], rule: dict) -> str:
+    lines = ["| actor lr | seed | held-out accuracy at each eval (%) | largest dip | rise | verdict |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for lr, found in tried.items():
+        for v in found:
+            curve = " → ".join(f"{value:.1f}" for _, value in v.accuracies)
+            ok = v.dip <= rule["dip_points"] and v.rise >= rule["rise_points"]
+            lines.append(
+                f"| {lr:g} | {v.seed} | {curve} | {v.dip:.1f} | {v.rise:+.1f} | {'ok' if ok else 'no'} |"
+            )
+    return "\n".join(lines)
+
+
+def preset_actor_lr(plan: dict) -> float:
+    from infoppo_cli.train.presets import preset
+
+    return float(preset(plan["preset"]).openrlhf["actor.adam.lr"])
+
+
+# -- the stages --------------------------------------------------------------------------------------
+
+
+def stages(plan: dict, out: Path, deadline: float) -> list[Path]:
+    """Run the stages in order until the budget is spent; returns the CSVs of the finished ones."""
+    done = []
+    for stage in plan["stages"]:
+        directory = out / stage["name"]
+        print(f"\n== stage {stage['name']}: infoppo sweep {' '.join(stage['sweep'])}, {stage['seeds']} seeds")
+        finished = infoppo(
+            "sweep", *stage["sweep"], "--preset", plan["preset"], "--seeds", str(stage["seeds"]),
+            "--out", str(directory), "--retry-failed", *run_shape(plan), deadline=deadline,
+        )  # fmt: skip
+        if not finished:
+            break
+        done.append(export(directory, stage["name"]))
+    return done
+
+
+def report(out: Path) -> None:
+    """Figures and contrasts from the committed CSVs alone."""
+    csvs = sorted(str(path) for path in RESULTS.glob("*.csv") if not path.name.startswith("stability"))
+    if not csvs:
+        raise SystemExit(f"no stage has finished yet: {RESULTS} holds no stage CSV")
+    target = out / "report"
+    infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(DESIGN))
+    print(f"report: {target}/report.md; contrasts: {target}/contrasts.md")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "part", nargs="?", choices=("clock", "stability", "stages", "report"), default="stages"
+    )
     parser.add_argument("--budget-minutes", type=float, default=150.0)
-    parser.add_argument("--out", type=Path, default=Path("sweeps/bench-ablations"))
-    parser.add_argument("--figures", type=Path, default=Path("docs/img"))
+    parser.add_argument("--out", type=Path, default=Path("sweeps/ablations"))
     args = parser.parse_args()
-
-    ran = run_stages(args.out, args.seeds, args.budget_minutes * 60)
-    infoppo("report", *ran, "--out", str(args.out / "report"), "--format", "png")
-    arms = arm_rows(ran)
-    text = f"stages run: {', '.join(Path(d).name for d in ran)}\n\n{table(arms)}\n\n{key_contrast(arms)}\n"
-    (args.out / "ablations.md").write_text(text, encoding="utf-8")
-    print("\n" + text)
-    for stem, name in FIGURES.items():
-        figure = args.out / "report" / f"{stem}.png"
-        if figure.exists():
-            args.figures.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(figure, args.figures / f"{name}.png")
-            print(f"figure: {args.figures / name}.png (from {figure.name})")
+    plan, deadline = design(), time.monotonic() + args.budget_minutes * 60
+    if args.part == "clock":
+        text = clock(plan)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "clock.md").write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return
+    if args.part == "stability":
+        chosen = stability(plan, args.out, deadline)
+        if chosen is not None:
+            critic, current = chosen * plan["stability"]["critic_to_actor"], preset_actor_lr(plan)
+            print(f"\nchosen actor lr: {chosen:g} (critic {critic:g}); the preset has {current:g}")
+        return
+    if args.part == "stages":
+        chosen = stability(plan, args.out, deadline)
+        if chosen is None:
+            return
+        if preset_actor_lr(plan) != chosen:
+            raise SystemExit(
+                f"stage 0 chose actor lr {chosen:g} but presets/{plan['preset']}.toml has "
+                f"{preset_actor_lr(plan):g}: set it (and the critic's) there, then rerun"
+            )
+        if not stages(plan, args.out, deadline):
+            return
+    report(args.out)
 
 
 if __name__ == "__main__":

@@ -5,19 +5,23 @@ Each problem starts from a two-digit number and lists ``steps`` numbered operati
 writes its result, one line per step, then the result and DAPO's answer line::
 
     We start with 37.
-    (1) add 8: 37 + 8 = 45
-    (2) subtract 6: 45 - 6 = 39
+    (1) then add 8: 37 + 8 gives 45
+    (2) next subtract 6: 45 - 6 = 39
     ...
     The result is 41.
     Answer: 41
 
-A response is about 200 tokens (digits are one token each), and almost all of them are forced:
+A response is about 210 tokens (digits are one token each), and almost all of them are forced:
 the step numbers, the operation copied from the problem, the previous total copied from the line
-above, the final number copied from the last line. The few genuine decisions are the result digits
+above, the final number copied from the last line. The genuine decisions are the result digits
 of each step, and one slip there carries through every later line to a wrong answer, so the reward
-at the end of the response depends on choices made up to 200 tokens earlier. That is where the two
-clocks part: γ^T discounts the first step's choice by γ^200 in token time, while in information time
-only the uncertain result tokens advance the clock (see docs/training.md, "The long-horizon task").
+at the end of the response depends on choices made up to 200 tokens earlier. Each line also has two
+free words, an opener and the verb before the result, that the teacher picks at random and the
+grader ignores: they are where a model's next-token entropy is high, so the information clock
+advances by one to two units per line (Σρ of about 18 over a response, against under 3 when
+every line was phrased alike), and γ < 1 discounts in both clocks while they still differ: γ^T
+discounts the first step's choice by γ^200 in token time, information time by γ^(Σρ) (see
+docs/training.md, "The long-horizon task").
 
 Problems are drawn with a seed, without repeats; the first ``heldout_size`` are held out, the next
 ``train_size`` are the training set, so the two never share a problem.
@@ -37,6 +41,8 @@ SOURCE = "synthetic-chain"
 OPERATIONS = {"add": "+", "subtract": "-"}
 LOW, HIGH = 0, 99
 """The running total of a problem stays within these bounds."""
+SLIPS = (-2, -1, 1, 2)
+"""How far off a slipped result is written."""
 
 
 @dataclass(frozen=True)
@@ -127,9 +133,13 @@ def draw_problem(steps: int, rng: random.Random) -> ChainProblem:
 @dataclass(frozen=True)
 class ChainTeacherSpec:
     """How often the teacher slips: ``slip_rate`` of its steps write a result off by 1 or 2, and the
-    lines after it carry on from the wrong total (so the final answer is wrong)."""
+    lines after it carry on from the wrong total (so the final answer is wrong). Each step line opens
+    with one of ``openers`` and writes its result after one of ``verbs``, drawn uniformly: choices
+    that cost nothing and carry entropy (empty: every line phrased alike, ``=``)."""
 
     slip_rate: float = 0.06
+    openers: tuple[str, ...] = ("then", "next", "now", "so", "again", "also", "here", "after")
+    verbs: tuple[str, ...] = ("=", "is", "gives", "makes")
 
     def recipe(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,19 +152,35 @@ class ChainTeacherSpec:
             result = apply(value, word, operand)
             if not exact and rng.random() < self.slip_rate:
                 result = _slipped(result, rng)
-            lines.append(f"({index}) {word} {operand}: {value} {OPERATIONS[word]} {operand} = {result}")
+            opener = f"{rng.choice(self.openers)} " if self.openers else ""
+            verb = rng.choice(self.verbs) if self.verbs else "="
+            lines.append(
+                f"({index}) {opener}{word} {operand}: {value} {OPERATIONS[word]} {operand} {verb} {result}"
+            )
             value = result
         lines += [f"The result is {value}.", f"Answer: {value}"]
         return "\n".join(lines)
 
     def expected_accuracy(self, decisions: int) -> float:
-        """The share of the teacher's solutions that grade correct: no slip in any of ``decisions``."""
-        return (1.0 - self.slip_rate) ** decisions
+        """The share of the teacher's solutions that grade correct: those whose slips (each off by
+        one of ``SLIPS``, drawn uniformly) add up to nothing, none at all being the common case. A slip
+        below zero, which is written one above instead, is rare enough to leave out."""
+        offsets = {0: 1.0}  # the distribution of the summed slips so far
+        for _ in range(decisions):
+            following: dict[int, float] = {}
+            for total, chance in offsets.items():
+                following[total] = following.get(total, 0.0) + chance * (1.0 - self.slip_rate)
+                for slip in SLIPS:
+                    share = chance * self.slip_rate / len(SLIPS)
+                    following[total + slip] = following.get(total + slip, 0.0) + share
+            offsets = following
+        return offsets[0]
 
     def corpus_text(self, problem: ChainProblem) -> str:
-        return f"user assistant {problem.text}\n{self.respond(problem, random.Random(0), exact=True)}"
+        phrasing = random.Random(problem.id)  # every opener and verb reaches the tokenizer's corpus
+        return f"user assistant {problem.text}\n{self.respond(problem, phrasing, exact=True)}"
 
 
 def _slipped(result: int, rng: random.Random) -> int:
-    wrong = result + rng.choice((-2, -1, 1, 2))
+    wrong = result + rng.choice(SLIPS)
     return wrong if wrong >= 0 else result + 1

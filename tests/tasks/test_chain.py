@@ -37,7 +37,7 @@ def test_an_exact_solution_grades_correct_and_shows_every_step(seed):
     lines = solution.splitlines()
     assert len(lines) == 10 + 3 and lines[-1] == f"Answer: {problem.answer}"
     for line, total in zip(lines[1:11], problem.totals, strict=True):
-        assert line.endswith(f"= {total}")
+        assert line.endswith(f" {total}")
 
 
 def _steps(solution: str) -> list[tuple[int, str, int, int]]:
@@ -69,8 +69,10 @@ def test_the_teacher_is_right_as_often_as_its_spec_says():
     teacher, rng = ChainTeacherSpec(slip_rate=0.06), random.Random(3)
     problems = [draw_problem(10, rng) for _ in range(3000)]
     right = sum(grade(teacher.respond(p, rng), str(p.answer)).correct for p in problems) / len(problems)
-    assert teacher.expected_accuracy(10) == pytest.approx(0.94**10)
-    assert right == pytest.approx(teacher.expected_accuracy(10), abs=0.03)
+    slip_free = 0.94**10
+    # slips that cancel (+1 then -1) also end right: a little more than the slip-free share
+    assert slip_free < teacher.expected_accuracy(10) < slip_free + 0.05
+    assert right == pytest.approx(teacher.expected_accuracy(10), abs=0.02)  # 3000 draws: sd 0.009
 
 
 @settings(max_examples=10, deadline=None)
