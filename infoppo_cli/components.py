@@ -13,8 +13,9 @@ method settings live in ``presets/methods.toml`` only.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from infoppo_cli.hyperparameters import NON_NEGATIVE, OPEN_UNIT, UNIT, Range, Setting
@@ -122,31 +123,50 @@ class Optimizer:
     betas: tuple[float, float]
 
 
+class RhoInputs:
+    """What a rollout batch offers a rho normalisation, built once per batch: the old policy's entropy
+    and the action mask of each of its tensors, and the batch's values a normalisation may take after a
+    tensor's own entropy and mask (the properties below), each computed the first time one asks for it.
+    A normalisation that needs a new input is one more property here."""
+
+    def __init__(
+        self, entropies: Sequence[Tensor], masks: Sequence[Tensor], read_vocab_size: Callable[[], int]
+    ) -> None:
+        self.entropies, self.masks = tuple(entropies), tuple(masks)
+        self._read_vocab_size = read_vocab_size
+
+    @cached_property
+    def vocab_size(self) -> int:
+        """The model's vocabulary size (its logits' width), read only when a normalisation needs it."""
+        return self._read_vocab_size()
+
+    @cached_property
+    def batch_max_entropy(self) -> float:
+        """The largest entropy over every valid token of the batch (0.0 when there is none)."""
+        largest = _maths("masked_max_entropy")
+        return max((largest(h, m) for h, m in zip(self.entropies, self.masks, strict=True)), default=0.0)
+
+
 @dataclass(frozen=True)
 class RhoNormalisation:
     """How an entropy becomes information density rho in [0, 1].
 
-    function: ``(entropy, mask, [vocab_size | max_entropy]) -> rho``.
-    needs_vocab: divides by ``ln |V|``, so ``function`` takes the model's vocabulary size.
-    batch_wide: divides by the maximum over the whole rollout batch, so ``function`` takes that maximum
-      (``None``: the tensor's own) where the batch is split over several tensors.
+    function: ``(entropy, mask, *inputs) -> rho`` for one tensor of the batch.
+    inputs: the :class:`RhoInputs` values ``function`` takes after the entropy and mask, by name.
     """
 
     name: str
     summary: str
     function: Callable[..., Tensor]
-    needs_vocab: bool = False
-    batch_wide: bool = False
+    inputs: tuple[str, ...] = ()
 
-    def density(
-        self, entropy: Tensor, mask: Tensor, vocab_size: int | None = None, max_entropy: float | None = None
-    ) -> Tensor:
-        """rho of ``entropy``, given what this normalisation divides by (the others are ignored)."""
-        if self.needs_vocab:
-            return self.function(entropy, mask, vocab_size)
-        if self.batch_wide:
-            return self.function(entropy, mask, max_entropy)
-        return self.function(entropy, mask)
+    def density(self, entropy: Tensor, mask: Tensor, batch: RhoInputs) -> Tensor:
+        """rho of ``entropy``, one tensor of ``batch``, with the batch's values this normalisation takes."""
+        return self.function(entropy, mask, *(getattr(batch, name) for name in self.inputs))
+
+    def densities(self, batch: RhoInputs) -> list[Tensor]:
+        """rho of each tensor of ``batch``."""
+        return [self.density(h, m, batch) for h, m in zip(batch.entropies, batch.masks, strict=True)]
 
 
 Entry = TypeVar("Entry")
@@ -198,12 +218,14 @@ OPTIMIZERS = _by_name(
     Optimizer("verl", "verl's AdamW betas", (0.9, 0.999)),
 )
 NORMS = _by_name(
-    RhoNormalisation("global", "H / ln|V|", _maths("density_by_vocabulary"), needs_vocab=True),
+    RhoNormalisation("global", "H / ln|V|", _maths("density_by_vocabulary"), ("vocab_size",)),
     RhoNormalisation(
-        "batch", "H / max H over the rollout batch", _maths("density_by_batch"), batch_wide=True
+        "batch", "H / max H over the rollout batch", _maths("density_by_batch"), ("batch_max_entropy",)
     ),
     RhoNormalisation("sentence", "H / max H of the response", _maths("density_by_response")),
 )
+UNNAMED_NORM = "batch"
+"""The normalisation of the ``rho_mean`` a method without rho logs (InfoPPO's default)."""
 KINDS: Mapping[str, Mapping[str, Any]] = {
     "advantage": ADVANTAGES,
     "clip": CLIPS,

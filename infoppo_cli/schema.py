@@ -62,6 +62,8 @@ def option(
     required: bool = False,
     default_factory: Any = dataclasses.MISSING,
     limits: Limits | None = None,
+    metavar: str | None = None,
+    callback: Any = None,
 ) -> Any:
     """A settings field with its command-line declaration (read by ``infoppo_cli.cli.options``).
 
@@ -71,7 +73,8 @@ def option(
     output; ``default_text``: what ``--help`` shows as the default when it is not simply ``default``;
     ``cli_type``: the type on the command line when it differs; ``required``: the command line must
     give it; ``default_factory``: a mutable default (a list); ``limits``: the whole numbers it takes
-    (:func:`check_options`).
+    (:func:`check_options`); ``metavar``: how ``--help`` names its value; ``callback``: a function of
+    the value run before any other option is read (``--version``).
     """
     cli = {
         "help": help,
@@ -80,6 +83,8 @@ def option(
         "cli_type": cli_type,
         "required": required,
         "limits": limits,
+        "metavar": metavar,
+        "callback": callback,
     }
     metadata = {"cli": cli, "identity": identity}
     if default_factory is not dataclasses.MISSING:
@@ -159,6 +164,21 @@ def benches_file_option() -> Any:
     )
 
 
+def dry_run_option() -> Any:
+    """``--dry-run``, declared once for every command that can show its plan instead of running it."""
+    return option(
+        False,
+        "Show what would run (the plan, its commands) and every problem a real run would meet; run nothing.",
+        "--dry-run",
+    )
+
+
+def methods_file_option() -> Any:
+    """``--methods-file``, declared once: train's (more methods to train with) and ``infoppo presets``'
+    (more methods to list)."""
+    return option(None, "A TOML file of more methods, in presets/methods.toml's schema.", default_text="")
+
+
 def grading_workers_option() -> Any:
     """``--workers``, declared once for every command that grades (eval's, grade's)."""
     return option(
@@ -176,11 +196,11 @@ def _is_switch(hints: Mapping[str, Any], field: dataclasses.Field[Any]) -> bool:
     return unwrap_optional(hints[field.name]) is bool
 
 
-def fields_argv(settings_cls: type, values: Mapping[str, Any]) -> list[str]:
+def _fields_argv(settings_cls: type, values: Mapping[str, Any]) -> list[str]:
     """The command-line options that give ``values`` (field name -> value) to ``settings_cls``, in the
     order its fields are declared: ``--name VALUE`` (a float as ``repr`` writes it, exactly), a list as
     the option repeated, a switch as ``--x`` or ``--no-x``. What the command line would not set is left
-    out: ``None``, an empty list, a switch at its default. The command's own parser reads it back."""
+    out: ``None``, an empty list, a switch at its default."""
     argv: list[str] = []
     hints = typing.get_type_hints(settings_cls)
     for field in dataclasses.fields(settings_cls):
@@ -197,10 +217,19 @@ def fields_argv(settings_cls: type, values: Mapping[str, Any]) -> list[str]:
     return argv
 
 
-def settings_argv(settings: Any) -> list[str]:
-    """:func:`fields_argv` of every field of the settings object ``settings``."""
-    values = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
-    return fields_argv(type(settings), values)
+def command_line(command: Sequence[str], *settings: Any) -> list[str]:
+    """``command`` (``("infoppo", "train")``) with the options that give it ``settings``: each a settings
+    object (all its fields), or a ``(settings class, {field: value})`` pair (those fields alone). The one
+    place a typed request becomes a command line, written from the options' declarations (their first
+    flag; ``--x``/``--no-x`` for a switch not at its default) and read back by the command's own parser."""
+    argv = list(command)
+    for given in settings:
+        if isinstance(given, tuple):
+            argv += _fields_argv(*given)
+        else:
+            values = {field.name: getattr(given, field.name) for field in dataclasses.fields(given)}
+            argv += _fields_argv(type(given), values)
+    return argv
 
 
 # --------------------------------------------------------------------------- data files

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from functools import cached_property
 
 import pytest
 import torch
 from densities import information_density
 
 from infoppo_cli import components, infotime
-from infoppo_cli.components import CLIPS, KINDS, NORMS, TOKEN_MASKS, component
+from infoppo_cli.components import CLIPS, KINDS, NORMS, TOKEN_MASKS, RhoInputs, component
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.settings import Components
 from infoppo_cli.train.methods import methods
@@ -58,6 +59,26 @@ def test_each_normalisation_takes_what_it_divides_by(norm, expected):
     entropy, mask = torch.rand(3, 6) * 4, (torch.rand(3, 6) > 0.3).float()
     got = information_density(entropy, mask, norm, vocab_size=50, max_entropy=7.0)
     assert torch.equal(got, expected(entropy, mask))
+
+
+@pytest.mark.parametrize("norm", list(NORMS))
+def test_every_normalisation_takes_only_what_a_batch_offers(norm):
+    offered = {name for name, value in vars(RhoInputs).items() if isinstance(value, cached_property)}
+    assert set(NORMS[norm].inputs) <= offered
+
+
+def test_a_batch_computes_an_input_only_when_a_normalisation_asks_for_it():
+    reads = []
+    entropies = [torch.tensor([[1.0, 9.0]]), torch.tensor([[4.0, 2.0]])]
+    masks = [torch.tensor([[1.0, 0.0]]), torch.ones(1, 2)]
+    batch = RhoInputs(entropies, masks, lambda: reads.append(1) or 100)
+    sentence, by_batch = NORMS["sentence"].densities(batch), NORMS["batch"].densities(batch)
+    assert reads == [] and batch.batch_max_entropy == 4.0  # the masked-out 9.0 does not count
+    assert [r.tolist() for r in by_batch] == [[[0.25, 0.0]], [[1.0, 0.5]]]
+    assert [r.tolist() for r in sentence] == [[[1.0, 0.0]], [[1.0, 0.5]]]
+    NORMS["global"].densities(batch)
+    NORMS["global"].densities(batch)
+    assert reads == [1]
 
 
 def test_an_unknown_name_or_kind_lists_the_choices():

@@ -15,6 +15,7 @@ from infoppo_cli.schema import (
     Limits,
     check_options,
     checked,
+    command_line,
     declaration,
     file_problem,
     flags_of,
@@ -163,3 +164,15 @@ def test_declarations_give_flags_and_identity():
     assert flags_of(fields["lam"]) == ("--lambda", "--lam")
     assert identity_fields(Declared) == ("lam",)
     assert Declared("x").on is True  # the field's default is the dataclass's
+
+
+def test_a_command_line_gives_a_settings_object_all_its_fields_and_a_pair_only_those_named():
+    written = command_line(
+        ("tool", "run"), Declared("x", lam=0.1, on=False), (Declared, {"lam": 2.0, "name": None})
+    )
+    assert written == ["tool", "run", "--name", "x", "--lambda", "0.1", "--off", "--lambda", "2.0"]
+    assert command_line(("tool",), Declared("y")) == [
+        "tool",
+        "--name",
+        "y",
+    ]  # a switch at its default: left out

@@ -2,55 +2,45 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from infoppo_cli.cli.console import console, progress_bar
-from infoppo_cli.cli.options import output_option
+from infoppo_cli.cli.options import settings_of, with_settings
 from infoppo_cli.data.dapo import DEFAULT_OUT, LANGS, MALFORMED_REASONS, PrepSummary, prepare_dapo
 from infoppo_cli.data.sources import DATASETS
 from infoppo_cli.data.templates import TEMPLATES
+from infoppo_cli.schema import option
 
 app = typer.Typer(help="Prepare training data.", no_args_is_help=True)
 
 
 DatasetArgument = Annotated[str, typer.Argument(help=f"Dataset to prepare: {', '.join(DATASETS)}.")]
-SourceOption = Annotated[
-    str | None,
-    typer.Option(
-        "--source",
-        help="Hugging Face id or local .parquet/.jsonl/.json file.",
-        show_default=DATASETS["dapo-math-17k"],
-    ),
-]
-OutFileOption = output_option(f"Output JSONL file, written atomically (default: {DEFAULT_OUT}).")
-TemplateOption = Annotated[str, typer.Option("--template", help=f"Prompt template: {', '.join(TEMPLATES)}.")]
-LangOption = Annotated[
-    str, typer.Option("--lang", help=f"Keep problems in: {', '.join(LANGS)} (zh = has CJK).")
-]
-LimitOption = Annotated[
-    int | None, typer.Option("--limit", help="Stop after writing this many rows.", show_default=False)
-]
-StrictOption = Annotated[
-    bool,
-    typer.Option(
-        "--strict", help="Stop at the first malformed row (rows count from 1) instead of skipping it."
-    ),
-]
+
+
+@dataclass
+class PrepOptions:
+    """``infoppo data prep``'s options."""
+
+    source: str | None = option(
+        None, "Hugging Face id or local .parquet/.jsonl/.json file.", default_text=DATASETS["dapo-math-17k"]
+    )
+    out: Path = option(DEFAULT_OUT, "Output JSONL file, written atomically.", "--out", "-o")
+    template: str = option("dapo", f"Prompt template: {', '.join(TEMPLATES)}.")
+    lang: str = option("all", f"Keep problems in: {', '.join(LANGS)} (zh = has CJK).")
+    limit: int | None = option(None, "Stop after writing this many rows.")
+    strict: bool = option(
+        False, "Stop at the first malformed row (rows count from 1) instead of skipping it.", "--strict"
+    )
 
 
 @app.command("prep")
-def prep_command(
-    dataset: DatasetArgument,
-    source: SourceOption = None,
-    out: OutFileOption = DEFAULT_OUT,
-    template: TemplateOption = "dapo",
-    lang: LangOption = "all",
-    limit: LimitOption = None,
-    strict: StrictOption = False,
-) -> None:
+@with_settings(PrepOptions)
+def prep_command(dataset: DatasetArgument, **options: Any) -> None:
     """Deduplicate DAPO-Math-17K, apply a prompt template and write {id, prompt, label, source, lang} rows."""
     # The bar starts with the first batch, so a bad option or a missing file prints only its error line.
     progress = progress_bar(transient=True)
@@ -65,7 +55,17 @@ def prep_command(
 
     try:
         # the options in prepare_dapo's own order: source, out, template, lang, limit, strict, dataset
-        summary = prepare_dapo(source, out, template, lang, limit, strict, dataset, on_progress=advance)
+        asked = settings_of(options, PrepOptions)
+        summary = prepare_dapo(
+            asked.source,
+            asked.out,
+            asked.template,
+            asked.lang,
+            asked.limit,
+            asked.strict,
+            dataset,
+            on_progress=advance,
+        )
     finally:
         if task is not None:  # stopping a bar that never started would still print a blank line
             progress.stop()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, NoReturn
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -14,8 +15,10 @@ from infoppo_cli.cli import benches, data, grade, inspect, invocation, report, s
 from infoppo_cli.cli import eval as evaluate
 from infoppo_cli.cli.console import err_console
 from infoppo_cli.cli.help_style import HouseStyleGroup
+from infoppo_cli.cli.options import with_settings
 from infoppo_cli.errors import InfoppoError
 from infoppo_cli.openrlhf_adapter.lifeline import watch_owner
+from infoppo_cli.schema import option
 
 app = typer.Typer(
     cls=HouseStyleGroup,
@@ -33,13 +36,16 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-VersionOption = Annotated[
-    bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
-]
+@dataclass
+class RootOptions:
+    """``infoppo``'s own options, before a command."""
+
+    version: bool = option(False, "Print the version and exit.", "--version", callback=_show_version)
 
 
 @app.callback()
-def _root(version: VersionOption = False) -> None:
+@with_settings(RootOptions)
+def _root(**options: Any) -> None:
     """Train, evaluate and sweep InfoPPO."""
 
 

@@ -7,49 +7,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.markup import escape
 from rich.table import Table
 
 from infoppo_cli.atomic import check_output_target
-from infoppo_cli.cli.options import DryRunOption, output_option, with_settings
+from infoppo_cli.cli.options import settings_of, with_settings
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.newest_run import ModelChoice, choose_model
-from infoppo_cli.eval.settings import EvalSettings, default_out_dir, resolve_settings
+from infoppo_cli.eval.settings import EvalCommandOptions, EvalSettings, default_out_dir, resolve_settings
 from infoppo_cli.rundir import EVAL_METRICS_FILE as METRICS_FILE
 
-OutDirOption = output_option(
-    "Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
-    "RUN/final of an `infoppo train` run, else evals/<model>)"
-)
-ResumeOption = Annotated[
-    bool,
-    typer.Option(
-        "--resume",
-        help="Continue the run saved in --out with its saved settings (options given here override them). "
-        "Rerunning the same command resumes too.",
-    ),
-]
-ListBenchesOption = Annotated[
-    bool, typer.Option("--list-benches", help="List the benchmark registry and exit.")
-]
 
-
-@with_settings(EvalSettings)
-def eval_command(
-    out: OutDirOption = None,
-    resume: ResumeOption = False,
-    list_benches: ListBenchesOption = False,
-    dry_run: DryRunOption = False,
-    **options: Any,
-) -> None:
+@with_settings(EvalSettings, EvalCommandOptions)
+def eval_command(**options: Any) -> None:
     """Evaluate a model on the math benchmarks: mean@k (InfoPPO's Score), its SE, pass@k, maj@k, length."""
     from infoppo_cli.cli.console import console
 
-    if list_benches:
+    command = settings_of(options, EvalCommandOptions)
+    out, resume, dry_run = command.out, command.resume, command.dry_run
+    options = {name: value for name, value in options.items() if name not in asdict(command)}
+    if command.list_benches:
         console.print(bench_table(options["benches_file"]))
         return
 

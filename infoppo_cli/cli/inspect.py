@@ -3,26 +3,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from infoppo_cli.atomic import check_output_target, refuse_inside_inputs
-from infoppo_cli.cli.options import given_fields, output_option, with_settings
+from infoppo_cli.cli.options import given_fields, settings_of, with_settings
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
+from infoppo_cli.schema import option
 
-OutOption = output_option("Output directory (default: inspect-<file stem> beside the responses file).")
+
+@dataclass
+class InspectOptions:
+    """Where ``infoppo inspect`` writes."""
+
+    out: Path | None = option(
+        None, "Output directory (default: inspect-<file stem> beside the responses file).", "--out", "-o"
+    )
 
 
-@with_settings(InspectSettings, ClockSettings)
-def inspect_command(out: OutOption = None, **options: Any) -> None:
+@with_settings(InspectSettings, ClockSettings, InspectOptions)
+def inspect_command(**options: Any) -> None:
     """See the information clock of a model on real responses: per-token entropy, rho, Gamma_info and clip
     bounds (tokens.parquet, index.html), InfoPPO's Figure 2 tokens, and the drift against --compare."""
     from infoppo_cli.cli.console import StageProgress, say
     from infoppo_cli.inspect.responses import eval_template
     from infoppo_cli.inspect.run import default_out_dir, run_inspect
 
+    out = settings_of(options, InspectOptions).out
     asked = given_fields(options, InspectSettings)
     responses = Path(asked["responses"])
     asked["responses"] = str(responses)

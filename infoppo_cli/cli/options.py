@@ -1,20 +1,18 @@
-"""Command-line options: one idiom, ``Annotated`` parameters.
+"""Command-line options, declared one way: on the fields of settings dataclasses.
 
-Every option of every command is a parameter of the command's function, annotated with
-``Annotated[type, typer.Option(...)]``, its default (when it has one) after the ``=``:
+Every option of every command is a field declared with ``infoppo_cli.schema.option`` (flags, help, the
+default shown, identity, limits) on a settings dataclass: a library one (``TrainRequest``,
+``EvalSettings``, ...), so that the settings object, the ``--help`` text, the resume check and a run's
+command line come from one declaration, or the command's own (``--dry-run``, ``--out``, ...) beside it
+in its module. :func:`with_settings` adds the options of the classes a command names to its signature,
+after its positional arguments (the only ``Annotated`` parameters); they reach it in ``**options``. An
+option several commands take is one field factory in ``schema`` (``dry_run_option``,
+``benches_file_option``, ...), the same name and meaning on every command.
 
-* an option several commands take is declared once, here (:data:`DryRunOption`,
-  :data:`BenchesFileOption`, ...), with the same name and meaning on every command;
-* a command's own options are declared the same way in its module;
-* the options of a settings object (``TrainRequest``, ``EvalSettings``, ...) are declared on its fields
-  (``infoppo_cli.schema.option``: flags, help, default shown, identity), so that the settings object,
-  the ``--help`` text, the resume check and a run's command line come from one declaration;
-  :func:`with_settings` adds them to a command as ``Annotated`` parameters, which reach it in
-  ``**options``.
-
-Every settings option defaults to ``None`` ("not given"), so the library can tell a given value from a
-default (``--resume`` keeps saved values that were not given again; a sweep holds a value unless it is
-passed). :func:`given_fields` keeps those that were given.
+Every option reaches the command as ``None`` when not given, so the library can tell a given value from
+a default (``--resume`` keeps saved values that were not given again; a sweep holds a value unless it is
+passed): :func:`given_fields` keeps those that were given, :func:`settings_of` builds the settings
+object with the declared defaults for the rest.
 """
 
 from __future__ import annotations
@@ -23,14 +21,11 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from infoppo_cli.eval.settings import EvalSettings
 from infoppo_cli.schema import declaration, flag_names, unwrap_optional
-from infoppo_cli.train.request import TrainRequest
 
 
 def _default(field: dataclasses.Field[Any]) -> Any:
@@ -58,41 +53,16 @@ def _field_annotation(
     hints = typing.get_type_hints(settings_cls, include_extras=True)
     cli_type = cli.get("cli_type") or unwrap_optional(hints[field.name])
     info = typer.Option(
-        *flag_names(field), help=_help(field, cli), show_default=False, hidden=hidden, rich_help_panel=panel
+        *flag_names(field),
+        help=_help(field, cli),
+        show_default=False,
+        hidden=hidden,
+        rich_help_panel=panel,
+        metavar=cli.get("metavar"),
+        callback=cli.get("callback"),
+        is_eager=cli.get("callback") is not None,
     )
     return Annotated[cli_type if cli.get("required") else cli_type | None, info]
-
-
-def option_of(settings_cls: type, name: str) -> Any:
-    """The ``Annotated`` option of the field ``name`` of ``settings_cls``, for a command that takes this
-    one option of a settings object (``infoppo presets --methods-file``)."""
-    field = next(field for field in dataclasses.fields(settings_cls) if field.name == name)
-    return _field_annotation(settings_cls, field)
-
-
-# --------------------------------------------------------------------------- options of several commands
-
-DryRunOption = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="Show what would run (the plan, its commands) and every problem a real run would meet; run "
-        "nothing.",
-    ),
-]
-BenchesFileOption = option_of(EvalSettings, "benches_file")
-"""``--benches-file``: declared once (``schema.benches_file_option``), on train's, eval's, benches' and
-report's command line."""
-MethodsFileOption = option_of(TrainRequest, "methods_file")
-"""``--methods-file``: train's, and ``infoppo presets``' to list them."""
-
-
-def output_option(help: str) -> Any:
-    """``--out``/``-o``, where a command writes what it makes; ``help`` says what and its default."""
-    return Annotated[Path | None, typer.Option("--out", "-o", help=help, show_default=False)]
-
-
-# --------------------------------------------------------------------------- options of settings objects
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,28 +108,30 @@ def _is_argument(parameter: inspect.Parameter) -> bool:
 
 
 def with_settings(*settings: type | Settings) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add the options of ``settings`` (classes, or :class:`Settings`) to a command whose own arguments
-    and options are its ``Annotated`` parameters; the added ones reach it in ``**options``. ``--help``
-    lists the command's arguments, then the settings' options, then its own."""
+    """Add the options of ``settings`` (classes, or :class:`Settings`) to a command whose other
+    parameters are its positional arguments (``Annotated`` with ``typer.Argument``); the options reach it
+    in ``**options``. ``--help`` lists the arguments, then the options in the order of ``settings``."""
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(function, include_extras=True)
-        own = [
+        arguments = [
             parameter.replace(annotation=hints.get(parameter.name, parameter.annotation))
             for parameter in inspect.signature(function).parameters.values()
             if parameter.kind is not inspect.Parameter.VAR_KEYWORD
         ]
-        arguments = [parameter for parameter in own if _is_argument(parameter)]
-        options = [
-            parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-            for parameter in own
-            if not _is_argument(parameter)
-        ]
+        stray = [parameter.name for parameter in arguments if not _is_argument(parameter)]
+        if stray:
+            raise TypeError(f"{function.__name__}: declare the option(s) {stray} on a settings class")
         added = [parameter for group in settings for parameter in settings_options(group)]
-        function.__signature__ = inspect.Signature([*arguments, *added, *options])  # type: ignore[attr-defined]
+        function.__signature__ = inspect.Signature([*arguments, *added])  # type: ignore[attr-defined]
         return function
 
     return decorate
+
+
+def settings_of(options: Mapping[str, Any], settings_cls: type, prefix: str = "") -> Any:
+    """``settings_cls`` with the options given (:func:`given_fields`), its declared defaults for the rest."""
+    return settings_cls(**given_fields(options, settings_cls, prefix))
 
 
 def given_fields(options: Mapping[str, Any], settings_cls: type, prefix: str = "") -> dict[str, Any]:

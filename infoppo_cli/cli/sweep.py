@@ -8,12 +8,14 @@ request (``SweepPlan.train_request``), launched as ``train_argv`` writes it.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from infoppo_cli.cli.options import DryRunOption, Settings, given_fields, with_settings
+from infoppo_cli.cli.options import Settings, given_fields, settings_of, with_settings
 from infoppo_cli.errors import UsageError
+from infoppo_cli.schema import dry_run_option, option
 from infoppo_cli.sweep.kinds import SWEEP_CONTROLLED_FIELDS
 from infoppo_cli.sweep.request import SlurmSettings, SweepRequest
 from infoppo_cli.train.request import TrainRequest
@@ -29,7 +31,18 @@ KindArgument = Annotated[
         "(InfoPPO against its baselines).",
     ),
 ]
-PollIntervalOption = Annotated[float | None, typer.Option("--poll-interval", hidden=True)]
+
+
+@dataclass
+class SweepCommandOptions:
+    """What ``infoppo sweep`` does besides running the grid."""
+
+    dry_run: bool = dry_run_option()
+    poll_interval: float | None = option(
+        None, "Seconds between two looks at the runs (tests).", "--poll-interval"
+    )
+
+
 TRAIN_OPTIONS = Settings(
     TrainRequest,
     prefix="train_",
@@ -39,13 +52,13 @@ TRAIN_OPTIONS = Settings(
 )
 
 
-@with_settings(SweepRequest, Settings(SlurmSettings, prefix="slurm_"), TRAIN_OPTIONS)
-def sweep_command(
-    kind: KindArgument,
-    dry_run: DryRunOption = False,
-    poll_interval: PollIntervalOption = None,
-    **options: Any,
-) -> None:
+@with_settings(
+    SweepRequest,
+    Settings(SlurmSettings, prefix="slurm_"),
+    TRAIN_OPTIONS,
+    Settings(SweepCommandOptions, hidden=("poll_interval",)),
+)
+def sweep_command(kind: KindArgument, **options: Any) -> None:
     """Sweep one hyper-parameter over a grid of `infoppo train` runs (and evals), resumably.
 
     Each grid point runs `infoppo train` in OUT/RUN_NAME, then `infoppo eval` on RUN_NAME/final.
@@ -65,6 +78,8 @@ def sweep_command(
     from infoppo_cli.sweep.slurm import check_slurm_settings, require_slurm
     from infoppo_cli.sweep.state import STATE_FILE, SweepState
 
+    command = settings_of(options, SweepCommandOptions)
+    dry_run, poll_interval = command.dry_run, command.poll_interval
     request = SweepRequest(**given_fields(options, SweepRequest))
     slurm = SlurmSettings(**given_fields(options, SlurmSettings, prefix="slurm_"))
     train_options, secrets = request.train_options(given_fields(options, TrainRequest, prefix="train_"))
@@ -113,7 +128,7 @@ def _run(
             say("note", takeover)
         state, resumed = open_sweep(
             plan,
-            command=plan.sweep_command(request.launcher_args(parallel, slurm)),
+            command=request.resume_command(plan, parallel, slurm),
             settings=settings,
             retry_failed=request.retry_failed,
             force_new_grid=request.force_new_grid,

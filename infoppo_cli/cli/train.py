@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Group
 from rich.table import Table
 
 from infoppo_cli.cli.console import StageProgress, console, say
-from infoppo_cli.cli.options import DryRunOption, MethodsFileOption, given_fields, with_settings
-from infoppo_cli.schema import flag_of
+from infoppo_cli.cli.options import given_fields, settings_of, with_settings
+from infoppo_cli.schema import dry_run_option, flag_of, methods_file_option, option
 from infoppo_cli.train.request import PREPARE_DATA, TRACKING_FIELDS, TrainRequest
 
 if TYPE_CHECKING:
@@ -61,64 +62,69 @@ def plan_table(plan: TrainPlan) -> Table:
     return table
 
 
-PresetFilesOption = Annotated[
-    list[str] | None,
-    typer.Option("--preset", help="Also list this preset file (FILE.toml); repeatable.", show_default=False),
-]
+@dataclass
+class PresetsOptions:
+    """``infoppo presets``' options."""
+
+    preset_files: list[str] = option(
+        None,
+        "Also list this preset file (FILE.toml); repeatable.",
+        "--preset",
+        default_factory=list,
+    )
+    methods_file: str | None = methods_file_option()
 
 
-def presets_command(preset_files: PresetFilesOption = None, methods_file: MethodsFileOption = None) -> None:
+@with_settings(PresetsOptions)
+def presets_command(**options: Any) -> None:
     """List the model presets and training methods, with the file each comes from."""
-    console.print(presets_table(list(preset_files or []), methods_file))
+    asked = settings_of(options, PresetsOptions)
+    console.print(presets_table(asked.preset_files, asked.methods_file))
 
 
-VerboseOption = Annotated[
-    bool,
-    typer.Option(
+@dataclass
+class TrainCommandOptions:
+    """What ``infoppo train`` does with the request besides running it."""
+
+    dry_run: bool = dry_run_option()
+    verbose: bool = option(
+        False,
+        "Also show all of the run's output here (OpenRLHF's, Ray's); RUN/train.log always has it.",
         "--verbose",
-        help="Also show all of the run's output here (OpenRLHF's, Ray's); RUN/train.log always has it.",
-    ),
-]
-ListPresetsOption = Annotated[
-    bool, typer.Option("--list-presets", help="List presets and methods, then exit.")
-]
-ReplayOption = Annotated[
-    str | None,
-    typer.Option(
-        "--replay",
-        help="Rebuild RUN's plan from RUN/manifest.json (with --set changes), show what differs, run it "
+    )
+    list_presets: bool = option(False, "List presets and methods, then exit.", "--list-presets")
+    replay: str | None = option(
+        None,
+        "Rebuild RUN's plan from RUN/manifest.json (with --set changes), show what differs, run it "
         "(into --output-dir, else a new RUN-replay beside RUN; with --resume, RUN itself).",
-        show_default=False,
-    ),
-]
+        "--replay",
+    )
+
+
 REPLAY_TAKES = ("overrides", "output_dir", "resume", "steps", *TRACKING_FIELDS)
 """The request options ``--replay`` takes; the plan's others come from the run's manifest."""
 
 
-@with_settings(TrainRequest)
-def train_command(
-    dry_run: DryRunOption = False,
-    verbose: VerboseOption = False,
-    list_presets: ListPresetsOption = False,
-    replay: ReplayOption = None,
-    **options: Any,
-) -> None:
+@with_settings(TrainRequest, TrainCommandOptions)
+def train_command(**options: Any) -> None:
     """Train with InfoPPO (or a baseline) on OpenRLHF's Ray PPO trainer."""
     from infoppo_cli.errors import UsageError
     from infoppo_cli.train.plan import plan_training
 
     given = given_fields(options, TrainRequest)
-    if list_presets:
+    command = settings_of(options, TrainCommandOptions)
+    dry_run, verbose = command.dry_run, command.verbose
+    if command.list_presets:
         console.print(
             presets_table([given["preset"]] if "preset" in given else [], given.get("methods_file"))
         )
         return
-    if replay:
+    if command.replay:
         refused = [name for name in given if name not in REPLAY_TAKES]
         if refused:
             flag = flag_of(TrainRequest, refused[0], given[refused[0]])
             raise UsageError(f"--replay takes its plan from the run; use --set instead of {flag}")
-        _replay(replay, given, dry_run, verbose)
+        _replay(command.replay, given, dry_run, verbose)
         return
     if "preset" not in given:
         raise UsageError("--preset is required; see `infoppo presets` for the choices")

@@ -27,6 +27,7 @@ from infoppo_cli.schema import (
     Limits,
     benches_file_option,
     check_options,
+    dry_run_option,
     grading_workers_option,
     identity_fields,
     option,
@@ -191,6 +192,28 @@ def read_config(out_dir: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{path} is unreadable ({exc}); remove it or use another --out") from None
     return config
+
+
+@dataclass
+class EvalCommandOptions:
+    """``infoppo eval``'s options besides its settings: where it writes, and what it does instead of
+    evaluating."""
+
+    out: Path | None = option(
+        None,
+        "Output directory for samples.jsonl, metrics.json and details/ (default: RUN/eval for a model "
+        "RUN/final of an `infoppo train` run, else evals/<model>)",
+        "--out",
+        "-o",
+    )
+    resume: bool = option(
+        False,
+        "Continue the run saved in --out with its saved settings (options given here override them). "
+        "Rerunning the same command resumes too.",
+        "--resume",
+    )
+    list_benches: bool = option(False, "List the benchmark registry and exit.", "--list-benches")
+    dry_run: bool = dry_run_option()
 
 
 def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) -> EvalSettings:

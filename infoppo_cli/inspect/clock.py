@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from infoppo_cli import infotime
-from infoppo_cli.components import rho_normalisation
+from infoppo_cli.components import RhoInputs, rho_normalisation
 from infoppo_cli.inspect.settings import ClockSettings
 
 
@@ -33,16 +33,18 @@ class Clock:
     """Gamma_token(0, T) = gamma ** T = :func:`infotime.token_discount`: token time's, for comparison."""
 
 
-def file_max_entropy(entropies: list[torch.Tensor]) -> float:
-    """The largest entropy of the whole file: ``--norm batch`` treats the file as one rollout batch."""
-    return max((infotime.masked_max_entropy(h[None], torch.ones(1, len(h))) for h in entropies), default=0.0)
+def file_inputs(entropies: list[torch.Tensor], vocab_size: int) -> RhoInputs:
+    """The responses of one file (their token entropies) as what a rollout batch offers a rho
+    normalisation: ``--norm batch`` treats the file as one rollout batch."""
+    return RhoInputs(
+        [h.float()[None] for h in entropies], [torch.ones(1, len(h)) for h in entropies], lambda: vocab_size
+    )
 
 
-def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_entropy: float) -> Clock:
-    """The clock of one response from its token entropies (nats).
+def clock(entropy: torch.Tensor, settings: ClockSettings, file: RhoInputs) -> Clock:
+    """The clock of one response of ``file`` from its token entropies (nats).
 
-    ``rho`` is the registered normalisation ``settings.norm`` (``batch``: over the file, via
-    ``max_entropy``);
+    ``rho`` is the registered normalisation ``settings.norm`` (``batch``: over the file);
     ``gamma_info[t] = Gamma_info(0, t) = gamma ** (rho_0 + ... + rho_{t-1})``, the discount the info-time
     GAE applies between the first token and token t (1 at t = 0), which is
     :func:`infotime.info_discount` of the first t tokens; the clip bounds are
@@ -54,7 +56,7 @@ def clock(entropy: torch.Tensor, settings: ClockSettings, vocab_size: int, max_e
     h = entropy.float()[None]
     mask = torch.ones_like(h)
     norm = rho_normalisation(settings.norm)
-    rho = norm.density(h, mask, vocab_size=vocab_size, max_entropy=max_entropy)
+    rho = norm.density(h, mask, file)
     elapsed_before = torch.cumsum(rho.double(), dim=-1) - rho.double()
     gamma_info = torch.pow(torch.tensor(settings.gamma, dtype=torch.float64), elapsed_before).float()
     low, high = infotime.adaptive_clip_bounds(rho, settings.eps_low_info, settings.eps_high_info)

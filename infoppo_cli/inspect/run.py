@@ -15,7 +15,7 @@ import torch
 from infoppo_cli.atomic import atomic_write_json, atomic_write_text, atomic_writer
 from infoppo_cli.errors import UsageError
 from infoppo_cli.inspect import entropy as fwd
-from infoppo_cli.inspect.clock import ClockSettings, clock, file_max_entropy
+from infoppo_cli.inspect.clock import ClockSettings, clock, file_inputs
 from infoppo_cli.inspect.figures import write_figure
 from infoppo_cli.inspect.page import render_page
 from infoppo_cli.inspect.responses import Item, read_items
@@ -96,8 +96,8 @@ def _check_same_tokenizer(settings: InspectSettings, tokenizer) -> None:
 
 
 def _clocks(values: list[torch.Tensor], settings: ClockSettings, vocab_size: int):
-    top = file_max_entropy(values)
-    return [clock(h, settings, vocab_size, top) for h in values]
+    file = file_inputs(values, vocab_size)
+    return [clock(h, settings, file) for h in values]
 
 
 def too_long(policy: fwd.Policy, tokenized: Sequence[fwd.Tokenized]) -> str | None:

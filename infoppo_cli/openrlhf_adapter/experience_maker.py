@@ -7,8 +7,8 @@ from typing import Any
 import torch
 from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
 
-from infoppo_cli.components import NORMS, RhoNormalisation, rho_normalisation
-from infoppo_cli.infotime import info_discount, masked_max_entropy, token_discount
+from infoppo_cli.components import UNNAMED_NORM, RhoInputs, rho_normalisation
+from infoppo_cli.infotime import info_discount, token_discount
 from infoppo_cli.openrlhf_adapter.experience_fields import INFO_RHO, OLD_ENTROPY
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 
@@ -116,25 +116,16 @@ class InfoExperienceMaker(RemoteExperienceMaker):
         rho = getattr(owner, INFO_RHO)
         return self.settings.advantage_estimator.gae_with_rho(rewards, values, rho, action_mask, gamma, lambd)
 
-    def _norm(self) -> RhoNormalisation:
-        """The method's rho normalisation; a method without one logs its ``rho_mean`` with the
-        batch-wide normalisation (InfoPPO's default)."""
-        if self.settings.norm is not None:
-            return rho_normalisation(self.settings.norm)
-        return next(entry for entry in NORMS.values() if entry.batch_wide)
-
     def _densities(self, experiences) -> list[torch.Tensor]:
-        """rho for each experience of the rollout batch (a batch-wide norm divides by the maximum
-        over all of them)."""
-        norm = self._norm()
-        shared_max = None
-        if norm.batch_wide:
-            shared_max = max(masked_max_entropy(getattr(e, OLD_ENTROPY), e.action_mask) for e in experiences)
-        vocab = self._vocab_size() if norm.needs_vocab else None
-        return [
-            norm.density(getattr(e, OLD_ENTROPY), e.action_mask, vocab_size=vocab, max_entropy=shared_max)
-            for e in experiences
-        ]
+        """rho for each experience of the rollout batch, normalised as the method's ``norm`` names
+        (a method without one: ``components.UNNAMED_NORM``)."""
+        norm = rho_normalisation(self.settings.norm or UNNAMED_NORM)
+        batch = RhoInputs(
+            [getattr(e, OLD_ENTROPY) for e in experiences],
+            [e.action_mask for e in experiences],
+            self._vocab_size,
+        )
+        return norm.densities(batch)
 
     def _vocab_size(self) -> int:
         """The logits dimension (the model config's vocab_size, not ``len(tokenizer)``)."""

@@ -24,11 +24,21 @@ from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
 from infoppo_cli.report.axis import X_AXES, on_responses_axis
 from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
+from infoppo_cli.report.contrast_report import (
+    CONTRASTS_CAPTION,
+    CONTRASTS_STEM,
+    CONTRASTS_TITLE,
+    contrasts_csv,
+    contrasts_markdown,
+    draw_contrasts,
+)
+from infoppo_cli.report.contrasts import ContrastResult, contrast_results, read_contrasts
 from infoppo_cli.report.curves import KIND_SYMBOLS, build_curves, final_accuracy_bars
-from infoppo_cli.report.figures import CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
+from infoppo_cli.report.figures import BAND_LABEL, CURVE_FIGURES, FORMATS, FigureSpec, draw_curves
 from infoppo_cli.report.health import Health, Healths, assess_all, broken_runs_markdown, health_notes
 from infoppo_cli.report.labels import label_runs
-from infoppo_cli.report.runs import RunData, read_inputs
+from infoppo_cli.report.raw_data import data_csv_text, read_report_inputs
+from infoppo_cli.report.runs import RunData
 from infoppo_cli.report.seed_means import SEED_MEAN_TITLE, seed_mean_csv, seed_mean_rows
 from infoppo_cli.report.tables import (
     TABLE_TITLE,
@@ -69,6 +79,11 @@ class Report:
     seed_mean_md: Path | None = None
     broken: list[Health] = field(default_factory=list)
     """The runs that broke, for ``report.md``'s first section."""
+    data_csv: Path | None = None
+    """The raw per-step data, where ``--csv`` asked for it (``report/raw_data.py``)."""
+    contrasts: list[ContrastResult] = field(default_factory=list)
+    contrasts_md: Path | None = None
+    contrasts_csv: Path | None = None
 
 
 def parse_formats(raw: str | None) -> tuple[str, ...]:
@@ -87,7 +102,7 @@ def _figure_specs(benches: Sequence[str], titles: str) -> list[FigureSpec]:
     specs = []
     if benches:
         panels = tuple((f"eval_{bench}", f"{bench} accuracy (%)") for bench in benches)
-        caption = "Accuracy over training steps (in-training evaluation), mean over seeds with 95% CI."
+        caption = "Accuracy over training steps (in-training evaluation), mean over seeds."
         specs.append(FigureSpec("accuracy", "Accuracy", panels, caption + titles))
     return specs + list(CURVE_FIGURES)
 
@@ -99,6 +114,8 @@ def make_report(
     on_step: Callable[[str], None] | None = None,
     benches_file: str | Path | None = None,
     x_axis: str = "steps",
+    data_csv: Path | None = None,
+    contrasts_file: str | Path | None = None,
 ) -> Report:
     """Read ``dirs``, draw every figure that has data into ``out_dir`` (each in every format) and write
     ``final_metrics.csv``/``.md`` (and ``final_metrics_seed_mean.csv``/``.md`` for sweeps), ``hparams.csv``,
@@ -106,19 +123,26 @@ def make_report(
     ``benches_file`` adds the user's benchmarks (``--benches-file``) to the registry's: their names count
     as benchmarks and the captions give their titles. A missing or invalid file is a :class:`UsageError`
     before anything is read or written. ``x_axis`` is what the figures over training are drawn against:
-    ``steps`` (RL steps) or ``responses`` (responses generated, ``report/axis.py``)."""
+    ``steps`` (RL steps) or ``responses`` (responses generated, ``report/axis.py``). ``dirs`` may hold
+    CSV files ``data_csv`` wrote; ``data_csv`` writes the raw per-step data of every run read
+    (``report/raw_data.py``). ``contrasts_file``: pre-registered contrasts to compute, write
+    (``contrasts.md``/``.csv``) and draw (``report/contrasts.py``), read before any input."""
     from infoppo_cli.eval.benchmarks import bench_names
 
     bench_names(benches_file)  # checks the file before any directory is read
     if x_axis not in X_AXES:
         raise UsageError(f"unknown --x {x_axis!r}; choose one of: {', '.join(X_AXES)}")
-    inputs = read_inputs(dirs)
+    contrasts = read_contrasts(contrasts_file) if contrasts_file is not None else []
+    inputs = read_report_inputs(dirs)
     runs = inputs.runs
     label_runs(runs)  # the legends' names: given names, or methods and settings, not directories
     healths = assess_all(runs)  # once per run, for every figure and table
     notes = list(inputs.notes) + [note for health in healths.values() for note in health_notes(health)]
     benches = eval_benches_of(runs, benches_file)
+    results = contrast_results(runs, contrasts, benches_file) if contrasts else []
     out_dir.mkdir(parents=True, exist_ok=True)
+    if data_csv is not None:
+        atomic_write_text(data_csv, data_csv_text(inputs, benches))
     titles = bench_titles(benches, benches_file)
     drawn = _Drawn(out_dir, formats, on_step or (lambda description: None), titles)
     if x_axis == "responses":
@@ -128,6 +152,10 @@ def make_report(
         _draw_training_curves(drawn, runs, healths, benches, notes)
     _draw_final_accuracy(drawn, runs, healths, benches, inputs.sweep_kinds, notes)
     _draw_evaluations(drawn, runs, benches)
+    if results:
+        drawn.on_step(CONTRASTS_STEM)
+        drawn.files += draw_contrasts(out_dir, results, formats)
+        drawn.captions[CONTRASTS_STEM] = CONTRASTS_CAPTION
     columns, rows = table_rows(runs, benches, healths)
     mean_columns, mean_rows = seed_mean_rows(runs, benches, healths)
     report = Report(
@@ -146,6 +174,10 @@ def make_report(
         seed_mean_csv=out_dir / "final_metrics_seed_mean.csv" if mean_rows else None,
         seed_mean_md=out_dir / "final_metrics_seed_mean.md" if mean_rows else None,
         broken=[health for health in healths.values() if health.broken],
+        data_csv=data_csv,
+        contrasts=results,
+        contrasts_md=out_dir / "contrasts.md" if results else None,
+        contrasts_csv=out_dir / "contrasts.csv" if results else None,
     )
     _write_tables(report, runs, healths, benches, formats)
     return report
@@ -211,7 +243,7 @@ def _draw_final_accuracy(
         drawn.captions[stem] = (
             (
                 f"Final accuracy of the {kind} sweep per {KIND_SYMBOLS.get(kind, kind)} and arm: bars at the "
-                "mean over seeds with a 95% CI, one point per seed."
+                "mean over seeds, error bars: 95% t interval over seeds, one point per seed."
             )
             + _nonfinite_bars_note(bar.mean for _, group in panels for bar in group)
             + drawn.bench_titles
@@ -244,7 +276,7 @@ def _seeds_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
     seeds = {curve.seeds for _, curves in drawn for curve in curves}
     if seeds == {1}:
         return " One seed per curve (no confidence band)."
-    return f" Seeds per curve: {', '.join(map(str, sorted(seeds)))}; shaded: 95% CI of the mean."
+    return f" Seeds per curve: {', '.join(map(str, sorted(seeds)))}; {BAND_LABEL}."
 
 
 def _base_model_note(drawn: Sequence[tuple[str, list[Any]]]) -> str:
@@ -278,6 +310,10 @@ def _write_tables(
         atomic_write_text(report.seed_mean_csv, seed_mean_csv(report.mean_columns, report.mean_rows))
         atomic_write_text(report.seed_mean_md, table_markdown(report.mean_columns, report.mean_rows, ()))
     atomic_write_text(report.hparams_csv, table_csv(*hparams_rows(runs, benches, healths)))
+    if report.contrasts_md and report.contrasts_csv:
+        lines = [f"# {CONTRASTS_TITLE}", "", *contrasts_markdown(report.contrasts)]
+        atomic_write_text(report.contrasts_md, "\n".join(lines) + "\n")
+        atomic_write_text(report.contrasts_csv, contrasts_csv(report.contrasts))
     atomic_write_text(report.report_md, report_markdown(report, formats))
 
 
@@ -296,6 +332,9 @@ def report_markdown(report: Report, formats: Sequence[str]) -> str:
     for number, (stem, caption) in enumerate(report.captions.items(), start=1):
         lines += [f"![{stem}]({stem}.{shown})", "", f"*Figure {number}: {caption}*", ""]
     files = [report.table_csv.name, report.hparams_csv.name, f"{TENSORBOARD_DIR}/"]
+    if report.contrasts:
+        lines += [f"## {CONTRASTS_TITLE}", "", *contrasts_markdown(report.contrasts), ""]
+        files.insert(0, "contrasts.csv")
     if report.mean_rows and report.seed_mean_csv:
         lines += [f"## {SEED_MEAN_TITLE}", "", *markdown_table(report.mean_columns, report.mean_rows), ""]
         files.insert(1, report.seed_mean_csv.name)

@@ -6,7 +6,7 @@ usual minimum for print), PDF and SVG vector with their text kept as text (TrueT
 conference checkers require instead of Type 3; plain text in SVG). Every figure has one legend, below
 its panels, in as many columns as the figure's width holds (long labels wrapped, the figure taller by its
 extra rows), so no legend is cut off; curves are the mean over seeds with a 95% t band (see
-:mod:`infoppo_cli.report.curves`), broken where their values turn non-finite.
+:mod:`infoppo_cli.report.curves`; the legend names it), broken where their values turn non-finite.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ LEGEND_WIDTH_SHARE = 0.98
 WRAP_WIDTHS = (40, 28, 18, 10)
 """Characters per line tried, in turn, for labels too long for a one-column legend."""
 BREAK_LABEL = "non-finite from here (run diverged)"
+BAND_LABEL = "shaded: 95% t interval over seeds"
+"""What a curve's band is, in its figure's legend and caption (:func:`curves.mean_ci`)."""
 
 PAPER_RC: dict[str, Any] = {
     "font.size": 8,
@@ -195,6 +197,7 @@ def curve_figure(
     non-finite."""
     import matplotlib
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     all_curves = [curve for _, curves in panels for curve in curves]
     colors = colors_for(curve.color_key for curve in all_curves)
@@ -217,8 +220,12 @@ def curve_figure(
             ax.grid(alpha=0.3)
             if not curves:
                 ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
-        extra = [Line2D([], [], color="0.3", linestyle=":", label=BREAK_LABEL)]
-        one_legend(figure, axes, extra if any(curve.breaks for curve in all_curves) else ())
+        extra = []
+        if any(curve.seeds > 1 for curve in all_curves):
+            extra.append(Patch(facecolor="0.5", alpha=0.2, linewidth=0, label=BAND_LABEL))
+        if any(curve.breaks for curve in all_curves):
+            extra.append(Line2D([], [], color="0.3", linestyle=":", label=BREAK_LABEL))
+        one_legend(figure, axes, extra)
     return figure
 
 

@@ -11,6 +11,7 @@ as data, never dropped: it is how a diverged run shows (see :mod:`infoppo_cli.re
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ from infoppo_cli.rundir import (
 from infoppo_cli.rundir.lock import run_status
 from infoppo_cli.rundir.weights import short, weights_fingerprint
 from infoppo_cli.sweepdir.schema import SWEEP_FILE
+
+SETTING_ALIASES = {"lambd": ("lambd", "lambda")}
+"""A setting's names in ``RunData.parameters``: a sweep's (train's option) first, then a manifest's."""
 
 
 @dataclass
@@ -61,6 +65,12 @@ class RunData:
     """The name the run was given (``infoppo train --run-name``); ``None`` when it kept the default."""
     label: str | None = None
     """What a figure's legend calls the run (:func:`infoppo_cli.report.labels.label_runs`)."""
+    commit: str | None = None
+    """The infoppo commit the run was trained at (its manifest's ``git_commit``)."""
+    command: str | None = None
+    """The command that trained it, as typed (its manifest's ``infoppo_command``, else ``command``)."""
+    data_file: Path | None = None
+    """The CSV the run was read from (``infoppo report --csv``); ``None`` for a directory."""
 
     @property
     def arm(self) -> str:
@@ -86,6 +96,12 @@ class RunData:
         logged = self.last_logged(key)
         return logged[1] if logged else None
 
+    def trained(self, setting: str) -> Any:
+        """The value of ``setting`` the run trained with, under any name it is recorded by (a sweep
+        names λ ``lambd``, a manifest ``lambda``); ``None`` when not recorded."""
+        names = SETTING_ALIASES.get(setting, (setting,))
+        return next((self.parameters[name] for name in names if name in self.parameters), None)
+
     def eval_score(self, bench: str, key: str = "mean@k") -> float | None:
         """``key`` of the final eval's ``bench`` (NaN stays NaN); ``None`` when it has none."""
         body = self.eval_benches.get(bench, {})
@@ -108,6 +124,10 @@ class ReportInputs:
     """Sweep directory name -> its kind, for the final-accuracy figures."""
     notes: list[str]
     """Warnings: what is missing or malformed, naming the file (and line)."""
+    sweep_commands: dict[str, str] = field(default_factory=dict)
+    """Sweep directory name -> the command its ``sweep.json`` records."""
+    data_comments: dict[Path, list[str]] = field(default_factory=dict)
+    """Each CSV input -> its comment lines (its runs' provenance), passed on by ``--csv``."""
 
 
 def _line_list(numbers: Sequence[int], shown: int = 5) -> str:
@@ -201,6 +221,7 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
         method, model, seed, status = manifest.method, manifest.model, manifest.seed, manifest.status
         settings = method_settings(manifest.config)
         run.run_name = manifest.get("config", "request", "run_name", kind=str) or run.run_name
+        run.commit, run.command = _provenance(manifest.record)
     except UsageError as exc:
         notes.append(f"{run.name}: {exc}")
         return
@@ -210,6 +231,19 @@ def _read_manifest_identity(run: RunData, notes: list[str]) -> None:
     run.status = run.status or run_status(RunDir(run.path), status)  # "running" with no owner: interrupted
     if run.seed is None and seed is not None:
         run.seed = seed
+
+
+def _provenance(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The commit and the command a manifest records, each ``None`` when absent or malformed (a
+    report can do without them)."""
+    commit, typed, launched = (record.get(key) for key in ("git_commit", "infoppo_command", "command"))
+    if isinstance(typed, str) and typed:
+        command = typed
+    elif isinstance(launched, list) and launched and all(isinstance(part, str) for part in launched):
+        command = shlex.join(launched)
+    else:
+        command = None
+    return (commit if isinstance(commit, str) and commit else None), command
 
 
 def read_run(path: Path, notes: list[str], **known: Any) -> RunData:
@@ -253,13 +287,19 @@ def read_eval_dir(path: Path, notes: list[str], known: dict[str, Any]) -> RunDat
     return run
 
 
-def read_sweep(path: Path, notes: list[str]) -> tuple[str, list[RunData]]:
-    """The runs of a sweep directory, labelled with their value, arm, seed and parameters."""
+def read_sweep(
+    path: Path, notes: list[str], commands: dict[str, str] | None = None
+) -> tuple[str, list[RunData]]:
+    """The runs of a sweep directory, labelled with their value, arm, seed and parameters; ``commands``
+    gets the command its ``sweep.json`` records, under the sweep's name."""
     try:
         sweep = loads((path / SWEEP_FILE).read_text(encoding="utf-8"))
         kind, records = sweep["kind"], sweep["runs"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot read {path / SWEEP_FILE}: {exc}") from None
+    recorded = sweep.get("command")
+    if commands is not None and isinstance(recorded, list) and recorded:
+        commands[path.name] = shlex.join(str(part) for part in recorded)
     runs = []
     for record in records:
         name = record.get("name", "?")
@@ -300,7 +340,10 @@ def check_dirs(dirs: Sequence[Path]) -> None:
         raise UsageError("give at least one run or sweep directory")
     for directory in map(Path, dirs):
         if directory.exists() and not directory.is_dir():
-            raise UsageError(f"{directory} is a file; give run, sweep or eval output directories")
+            raise UsageError(
+                f"{directory} is a file; give run, sweep or eval output directories, or a CSV written by "
+                "infoppo report --csv"
+            )
         if not directory.is_dir():
             raise UsageError(f"no such directory: {directory}")
 
@@ -311,21 +354,32 @@ def read_inputs(dirs: Sequence[Path]) -> ReportInputs:
     check_dirs(dirs)
     inputs = ReportInputs(runs=[], sweep_kinds={}, notes=[])
     for directory in map(Path, dirs):
-        if (directory / SWEEP_FILE).exists():
-            kind, sweep_runs = read_sweep(directory, inputs.notes)
-            inputs.sweep_kinds[directory.name] = kind
-            inputs.runs += sweep_runs
-        elif is_run_dir(directory):
-            inputs.runs.append(read_run(directory, inputs.notes))
-        elif children := _runs_below(directory):
-            inputs.runs += [read_run(child, inputs.notes) for child in children]
-        else:
-            raise UsageError(
-                f"no runs found in {directory}: it is neither a run directory (metrics.jsonl, manifest.json, "
-                "eval/metrics.json), a sweep directory (sweep.json) nor a folder of run directories"
-            )
+        read_dir(directory, inputs)
+    return finished_inputs(inputs, dirs)
+
+
+def read_dir(directory: Path, inputs: ReportInputs) -> None:
+    """Add the runs of one directory (a sweep, a run, or a folder of runs) to ``inputs``."""
+    if (directory / SWEEP_FILE).exists():
+        kind, sweep_runs = read_sweep(directory, inputs.notes, inputs.sweep_commands)
+        inputs.sweep_kinds[directory.name] = kind
+        inputs.runs += sweep_runs
+    elif is_run_dir(directory):
+        inputs.runs.append(read_run(directory, inputs.notes))
+    elif children := _runs_below(directory):
+        inputs.runs += [read_run(child, inputs.notes) for child in children]
+    else:
+        raise UsageError(
+            f"no runs found in {directory}: it is neither a run directory (metrics.jsonl, manifest.json, "
+            "eval/metrics.json), a sweep directory (sweep.json) nor a folder of run directories"
+        )
+
+
+def finished_inputs(inputs: ReportInputs, given: Sequence[Path]) -> ReportInputs:
+    """``inputs`` once every input is read: no run at all is a :class:`UsageError`; runs outside a sweep
+    that share a name are told apart."""
     if not inputs.runs:
-        raise UsageError(f"no runs found in {', '.join(map(str, dirs))} (the sweep records no runs)")
+        raise UsageError(f"no runs found in {', '.join(map(str, given))} (the sweep records no runs)")
     _tell_apart(inputs.runs)
     return inputs
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.settings import EvalCommandOptions, EvalSettings
 from infoppo_cli.rundir import RunDir
-from infoppo_cli.schema import fields_argv, flag_of, option_fields
+from infoppo_cli.schema import command_line, flag_of, option_fields
 from infoppo_cli.sweep.kinds import CONTROLLED_HINTS, SWEEP_CONTROLLED_FIELDS, held_values
 from infoppo_cli.sweepdir.kinds import KINDS, Value, format_value, parse_time_arms, parse_values, sweep_kind
 from infoppo_cli.train.request import TrainRequest, train_argv
@@ -166,19 +167,6 @@ class SweepPlan:
             "run_name_prefix": self.run_name_prefix,
         }
 
-    def sweep_command(self, launcher_args: Sequence[str] = ()) -> list[str]:
-        """The ``infoppo sweep`` command line that resumes this sweep (recorded in ``sweep.json``);
-        ``launcher_args`` are the options that chose where runs go (``--ray-dashboard``, ``--launcher``)."""
-        argv = ["infoppo", "sweep", self.kind, "--preset", self.preset]
-        if KINDS[self.kind].flags:
-            argv += ["--values", ",".join(format_value(self.kind, value) for value in self.values)]
-        argv += ["--time", ",".join(self.arms), "--seeds", str(self.seeds), "--out", str(self.out_dir)]
-        if self.eval_benches:
-            argv += ["--final-eval-bench", ",".join(self.eval_benches)]
-        if self.run_name_prefix:
-            argv += ["--run-name-prefix", self.run_name_prefix]
-        return argv + list(launcher_args) + fields_argv(TrainRequest, self.train_options)
-
     def run_dir(self, point: GridPoint) -> Path:
         """``OUT/<run name>``: one run per directory."""
         return self.out_dir / point.name
@@ -221,19 +209,15 @@ class SweepPlan:
         if not self.eval_benches:
             return None
         run_dir = RunDir(self.run_dir(point))
-        benches_file = self.train_options.get("benches_file")  # where the benchmarks' own names live
-        return [
-            "infoppo",
-            "eval",
-            "--model",
-            str(run_dir.final),
-            "--bench",
-            ",".join(self.eval_benches),
-            "--out",
-            str(run_dir.eval),
-            *(["--max-tokens", str(self.eval_max_tokens)] if self.eval_max_tokens else []),
-            *(["--benches-file", str(benches_file)] if benches_file else []),
-        ]
+        asked = {
+            "model": str(run_dir.final),
+            "benches": ",".join(self.eval_benches),  # as --bench takes them
+            "max_tokens": self.eval_max_tokens or None,
+            "benches_file": self.train_options.get("benches_file"),  # where the benchmarks' names live
+        }
+        return command_line(
+            ("infoppo", "eval"), (EvalSettings, asked), (EvalCommandOptions, {"out": run_dir.eval})
+        )
 
     def phases(self, point: GridPoint) -> list[tuple[str, list[str]]]:
         """The (phase name, command) pairs this point runs, in order."""

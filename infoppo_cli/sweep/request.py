@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import redact_argv, secrets_in_argv
-from infoppo_cli.schema import option
-from infoppo_cli.sweepdir.kinds import KINDS, Value
+from infoppo_cli.schema import command_line, option
+from infoppo_cli.sweepdir.kinds import KINDS, Value, format_value
+from infoppo_cli.train.request import TrainRequest
 
 if TYPE_CHECKING:
     from infoppo_cli.sweep.grid import SweepPlan
@@ -157,17 +158,34 @@ class SweepRequest:
             "slurm": f"as SLURM jobs ({slurm.describe()}), at most {parallel} at once",
         }[self.chosen_launcher]
 
-    def launcher_args(self, parallel: int, slurm: SlurmSettings) -> list[str]:
-        """The options that resume the sweep on the same launcher (recorded in sweep.json)."""
+    def resume_command(
+        self, plan: SweepPlan, parallel: int = 1, slurm: SlurmSettings | None = None
+    ) -> list[str]:
+        """The ``infoppo sweep`` command line that resumes ``plan`` (recorded in ``sweep.json``): this
+        request with the plan's values as its options write them, on the same launcher (``slurm``: the
+        SLURM settings, for a SLURM sweep), with the plan's train options."""
         chosen = self.chosen_launcher
-        if chosen == "local":
-            return []
-        if chosen == "ray":
-            return ["--ray-dashboard", str(self.ray_dashboard), "--max-parallel", str(parallel)]
-        args = ["--launcher", "slurm", "--max-parallel", str(parallel), "--slurm-time", slurm.time]
-        args += ["--slurm-nodes", str(slurm.nodes), "--slurm-gpus-per-node", str(slurm.gpus_per_node)]
-        args += ["--slurm-partition", slurm.partition] if slurm.partition else []
-        return args + (["--slurm-account", slurm.account] if slurm.account else [])
+        resumed = replace(
+            self,
+            preset=plan.preset,
+            values=[",".join(format_value(plan.kind, value) for value in plan.values)]
+            if KINDS[plan.kind].flags
+            else None,
+            time=",".join(plan.arms),
+            seeds=plan.seeds,
+            out=plan.out_dir,
+            launcher="slurm" if chosen == "slurm" else None,
+            ray_dashboard=self.ray_dashboard if chosen == "ray" else None,
+            max_parallel=None if chosen == "local" else parallel,
+            final_eval_bench=",".join(plan.eval_benches) or None,
+            retry_failed=False,
+            force_new_grid=False,
+            run_name_prefix=plan.run_name_prefix,
+        )
+        launched_by = [slurm] if chosen == "slurm" and slurm is not None else []
+        return command_line(
+            ("infoppo", "sweep", plan.kind), resumed, *launched_by, (TrainRequest, plan.train_options)
+        )
 
 
 @dataclass(frozen=True)

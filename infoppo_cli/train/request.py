@@ -3,7 +3,7 @@
 Each field of :class:`TrainRequest` carries its command-line declaration (``infoppo_cli.schema.option``):
 ``infoppo_cli.cli.options`` builds ``infoppo train``'s options and ``--help`` from it, a sweep builds a
 request per run from the same fields (records it in ``sweep.json`` as those fields, and launches it as
-:func:`train_argv` writes it, the one place a request becomes a command line), and ``--replay``
+:func:`train_argv` writes it, with ``schema.command_line``), and ``--replay``
 rebuilds one from a run's manifest. The method settings are :data:`METHOD_SETTINGS`, derived from their
 declarations (``components.SETTINGS``). Defaults that belong to a preset or a method (gamma, lambda, the
 clip's epsilons, the normalisation, the RL steps, ...) are ``None`` here, "the preset's" or "the
@@ -29,8 +29,9 @@ from infoppo_cli.schema import (
     Limits,
     benches_file_option,
     check_options,
+    command_line,
+    methods_file_option,
     option,
-    settings_argv,
 )
 from infoppo_cli.train.eval_set import DEFAULT_BENCHES, DEFAULT_EVERY, DEFAULT_SAMPLES
 
@@ -68,9 +69,7 @@ class _RunOptions:
     method: str = option(
         DEFAULT_METHOD, "Training method (see `infoppo presets`), or one of --methods-file's."
     )
-    methods_file: str | None = option(
-        None, "A TOML file of more methods, in presets/methods.toml's schema.", default_text=""
-    )
+    methods_file: str | None = methods_file_option()
     model: str | None = option(
         None, "Another model (HF id or path) with the preset's settings.", default_text="the preset's"
     )
@@ -202,9 +201,9 @@ class TrainRequest(_MethodSettings):
 
 
 def train_argv(request: TrainRequest) -> list[str]:
-    """``infoppo train ...`` that asks for ``request``: the one place a request becomes a command line (a
-    sweep's run, when it is launched); `infoppo train` parses it back into ``request``."""
-    return [*COMMAND, *settings_argv(request)]
+    """``infoppo train ...`` that asks for ``request`` (``schema.command_line``; a sweep's run, when it is
+    launched); `infoppo train` parses it back into ``request``."""
+    return command_line(COMMAND, request)
 
 
 def recorded_request(fields: Mapping[str, Any], what: str) -> TrainRequest:

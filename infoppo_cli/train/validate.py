@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.records.text import loads
@@ -161,12 +162,11 @@ _RATIOS = (  # [0, 1]
     "critic.lr_warmup_ratio",
     "actor.min_lr_ratio",
     "critic.min_lr_ratio",
-    "algo.advantage.lambd",
     "train.ema_beta",
 )
 _BELOW_ONE = ("actor.adam.betas", "critic.adam.betas", "actor.muon.momentum", "critic.muon.momentum")
 _BELOW_ONE += ("ds.lora.dropout",)  # [0, 1)
-_UP_TO_ONE = ("rollout.top_p", "algo.advantage.gamma", "vllm.gpu_memory_utilization")  # (0, 1]
+_UP_TO_ONE = ("rollout.top_p", "vllm.gpu_memory_utilization")  # (0, 1]
 _ORDERED_PAIRS = ("reward.clip_range", "algo.dynamic_filtering_range")
 _EVERY_OR_NEVER = ("ckpt.save_steps", "eval.steps")  # OpenRLHF takes -1 as never, else step % N
 
@@ -176,8 +176,13 @@ def _within(limits: Limits) -> tuple[str, Any]:
     return f"{limits.least} to {limits.most:,}", lambda x: limits.least <= x <= limits.most
 
 
+DECLARED_FLAGS = {setting.openrlhf: setting for setting in SETTINGS.values() if setting.openrlhf}
+"""The OpenRLHF flags that carry an infoppo setting (``algo.advantage.gamma``): checked by the setting's
+own declaration, whichever layer of the plan gives them; the tables above hold OpenRLHF's other flags."""
+
+
 def _ranges() -> dict[str, tuple[str, Any]]:
-    """Each flag's allowed range: its text and its test."""
+    """Each flag's allowed range that no infoppo setting declares: its text and its test."""
     rules: dict[str, tuple[str, Any]] = {}
     rules |= dict.fromkeys(_AT_LEAST_ONE, (">= 1", lambda x: x >= 1))
     rules |= dict.fromkeys(_POSITIVE, ("> 0", lambda x: x > 0))
@@ -214,6 +219,12 @@ def _check_ranges(flags: dict[str, Any]) -> None:
         numbers = _values(flags, key)
         if any(not test(x) for x in numbers):
             raise UsageError(f"--{key} must be {allowed}, got {_shown(flags[key])}")
+    for key, setting in DECLARED_FLAGS.items():
+        for number in _values(flags, key):
+            try:
+                setting.check(number, f"--{key} ({setting.options[0]})")
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
     for key in _ORDERED_PAIRS:
         numbers = _values(flags, key)
         if len(numbers) == 2 and not numbers[0] < numbers[1]:

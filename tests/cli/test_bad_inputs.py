@@ -391,7 +391,11 @@ ROWS = [
     row(f"{TRAIN} --set rollout.top_p=1.5", 2, "--rollout.top_p must be in (0, 1], got 1.5"),
     row(f"{TRAIN} --set critic.adam.lr=-2e-6", 2, "--critic.adam.lr must be > 0, got -2e-6"),
     row(f"{TRAIN} --set actor.lr_warmup_ratio=1.5", 2, "--actor.lr_warmup_ratio must be in [0, 1], got 1.5"),
-    row(f"{TRAIN} --set algo.advantage.gamma=1.5", 2, "--algo.advantage.gamma must be in (0, 1], got 1.5"),
+    row(
+        f"{TRAIN} --set algo.advantage.gamma=1.5",
+        2,
+        "--algo.advantage.gamma (--gamma) must be in (0.0, 1.0], got 1.5",
+    ),
     row(f"{TRAIN} --set actor.adam.betas=0.9,1", 2, "--actor.adam.betas must be in [0, 1), got 0.9 1"),
     row(f"{TRAIN} --set actor.dual_clip=1", 2, "--actor.dual_clip must be > 1, got 1"),
     row(f"{TRAIN} --set ds.zero_stage=4", 2, "--ds.zero_stage must be 0, 1, 2 or 3, got 4"),

@@ -1,21 +1,29 @@
-"""Options declared once, in one idiom: ``Annotated`` parameters, those of a settings object built from its
-fields (``infoppo_cli.schema.option``), those several commands share declared once."""
+"""Options declared once, one way: fields of settings dataclasses (``infoppo_cli.schema.option``) that
+``with_settings`` adds to a command; those several commands share declared once."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import typing
+from pathlib import Path
 from typing import Annotated
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
+from infoppo_cli.cli import options as options_module
 from infoppo_cli.cli.options import Settings, given_fields, settings_options, with_settings
 from infoppo_cli.eval.settings import EvalSettings
 from infoppo_cli.schema import flag_of, option, option_fields
 
-SeedOption = Annotated[int | None, typer.Option("--seed", help="A command's own option.", show_default=False)]
+
+@dataclasses.dataclass(frozen=True)
+class Own:
+    """A command's own option, declared as every option is."""
+
+    seed: int | None = option(None, "A command's own option.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,9 +38,9 @@ def _app(settings_cls):
     app = typer.Typer()
 
     @app.command()
-    @with_settings(settings_cls)
-    def command(seed: SeedOption = None, **options):
-        seen.update(options, seed=seed)
+    @with_settings(settings_cls, Own)
+    def command(**options):
+        seen.update(options)
 
     return app, seen
 
@@ -114,10 +122,10 @@ def test_a_prefix_lets_two_classes_share_a_field_name():
 NameArgument = Annotated[str, typer.Argument(help="A name.")]
 
 
-def test_a_command_lists_its_arguments_then_its_settings_then_its_own_options():
-    @with_settings(Settings(Listed, prefix="l_", exclude=["count"], hidden=["names"], panel="Listed"))
-    def command(name: NameArgument, seed: SeedOption = None, **options):
-        return name, seed, options
+def test_a_command_lists_its_arguments_then_its_settings_in_order():
+    @with_settings(Settings(Listed, prefix="l_", exclude=["count"], hidden=["names"], panel="Listed"), Own)
+    def command(name: NameArgument, **options):
+        return name, options
 
     parameters = list(inspect.signature(command).parameters.values())
     assert [p.name for p in parameters] == ["name", "l_names", "seed"]
@@ -143,11 +151,29 @@ def _commands():
     return commands
 
 
-def test_every_option_is_an_annotated_parameter():
-    """One idiom: no command takes a ``typer.Option(...)`` as a default value."""
+SeedOption = Annotated[int | None, typer.Option("--seed")]
+
+
+def test_an_option_declared_another_way_is_refused():
+    def command(name: NameArgument, seed: SeedOption = None, **options):
+        return name, seed
+
+    with pytest.raises(TypeError, match=r"command: declare the option\(s\) \['seed'\] on a settings class"):
+        with_settings(Own)(command)
+
+
+def test_every_option_of_every_command_is_a_declared_field():
+    """One way: the command modules declare no ``typer.Option`` of their own (only their positional
+    arguments are ``Annotated``), and every option a command takes is a field that ``with_settings`` added."""
+    cli = Path(options_module.__file__).parent
+    for path in cli.glob("*.py"):
+        if path.name != "options.py":
+            assert "typer.Option(" not in path.read_text(encoding="utf-8"), path.name
     for name, command in _commands().items():
         for parameter in inspect.signature(command.callback).parameters.values():
-            assert not isinstance(parameter.default, typer.models.ParameterInfo), (name, parameter.name)
+            metadata = typing.get_args(parameter.annotation)[1:]
+            if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:  # before with_settings' options
+                assert any(isinstance(m, typer.models.ArgumentInfo) for m in metadata), (name, parameter.name)
 
 
 def test_no_command_has_two_options_of_one_name_and_a_shared_option_reads_the_same_everywhere():

@@ -9,6 +9,7 @@ import pytest
 
 from infoppo_cli.cli import main
 from infoppo_cli.sweep.grid import MAX_RUNS, MAX_SEEDS
+from infoppo_cli.sweep.request import SweepRequest
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_a_moved_sweep_previews_where_it_now_is(workspace: Path, capsys: pytest.
     from infoppo_cli.sweep.state import open_sweep
 
     plan = build_plan("norm", preset="qwen3-4b", out_dir=workspace / "old", values=["batch"])
-    open_sweep(plan, command=plan.sweep_command(), settings=plan.settings())
+    open_sweep(plan, command=SweepRequest().resume_command(plan), settings=plan.settings())
     (workspace / "old").rename(workspace / "new")
     code, out, err = run(
         capsys, "sweep", "norm", "--values", "batch", "--out", "new", "--dry-run", "--data", "prompts.jsonl"
@@ -158,4 +159,5 @@ def test_the_final_eval_reads_the_sweep_s_benches_file(workspace: Path) -> None:
     plan = build_plan(
         "gamma", preset="qwen3-4b", out_dir=workspace / "s", eval_benches=("x",), train_options=options
     )
-    assert plan.eval_command(plan.points[0])[-2:] == ["--benches-file", "mine.toml"]
+    argv = plan.eval_command(plan.points[0])
+    assert argv[argv.index("--benches-file") + 1] == "mine.toml"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from infoppo_cli import infotime
 from infoppo_cli.components import NORMS
 from infoppo_cli.errors import UsageError
-from infoppo_cli.inspect.clock import clock, discount_text, file_max_entropy
+from infoppo_cli.inspect.clock import clock, discount_text, file_inputs
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
 from infoppo_cli.train.methods import method
 
@@ -23,7 +23,7 @@ entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda x
 @settings(max_examples=60, deadline=None)
 @given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(list(NORMS)))
 def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
-    c = clock(h, method_clock(norm=norm, gamma=gamma), vocab_size=1000, max_entropy=12.0)
+    c = clock(h, method_clock(norm=norm, gamma=gamma), file_inputs([h, torch.tensor([12.0])], 1000))
     ones = torch.ones(1, len(h))
     for t in range(len(h)):
         prefix = torch.zeros(1, len(h))
@@ -39,7 +39,9 @@ def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
 @settings(max_examples=40, deadline=None)
 @given(h=entropies, eps_low=st.floats(0.0, 30.0), eps_high=st.floats(0.0, 30.0))
 def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
-    c = clock(h, ClockSettings("batch", 0.999, eps_low, eps_high), vocab_size=1000, max_entropy=13.0)
+    c = clock(
+        h, ClockSettings("batch", 0.999, eps_low, eps_high), file_inputs([h, torch.tensor([13.0])], 1000)
+    )
     want_rho = information_density(h[None], torch.ones(1, len(h)), "batch", max_entropy=13.0)[0]
     torch.testing.assert_close(c.rho, want_rho)
     low, high = infotime.adaptive_clip_bounds(want_rho, eps_low, eps_high)
@@ -49,17 +51,17 @@ def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
 
 def test_batch_norm_divides_by_the_largest_entropy_of_the_file():
     values = [torch.tensor([1.0, 2.0]), torch.tensor([4.0, 0.5])]
-    top = file_max_entropy(values)
-    assert top == 4.0
-    assert clock(values[0], method_clock(norm="batch"), 1000, top).rho.tolist() == [0.25, 0.5]
-    assert clock(values[0], method_clock(norm="sentence"), 1000, top).rho.tolist() == [0.5, 1.0]
-    assert clock(values[0], method_clock(norm="global"), 1000, top).rho[1].item() == pytest.approx(
+    file = file_inputs(values, 1000)
+    assert file.batch_max_entropy == 4.0
+    assert clock(values[0], method_clock(norm="batch"), file).rho.tolist() == [0.25, 0.5]
+    assert clock(values[0], method_clock(norm="sentence"), file).rho.tolist() == [0.5, 1.0]
+    assert clock(values[0], method_clock(norm="global"), file).rho[1].item() == pytest.approx(
         2 / math.log(1000)
     )
 
 
 def test_an_empty_response_has_an_empty_clock():
-    c = clock(torch.zeros(0), method_clock(), 1000, 1.0)
+    c = clock(torch.zeros(0), method_clock(), file_inputs([torch.tensor([1.0])], 1000))
     assert len(c.rho) == 0 and c.discount == 1.0
 
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 import torch
 
-from infoppo_cli.inspect.clock import clock
+from infoppo_cli.inspect.clock import clock, file_inputs
 from infoppo_cli.inspect.settings import method_clock
 from infoppo_cli.inspect.tokens import (
     Inspected,
@@ -38,10 +38,12 @@ def test_top_tokens_rank_by_mean_entropy_among_frequent_tokens():
 
 def _inspected(h, other=None, rid="x"):
     s = method_clock(norm="sentence")
-    second = clock(torch.tensor(other), s, 1000, 0.0) if other is not None else None
-    return Inspected(
-        rid, [f"t{i}" for i in range(len(h))], clock(torch.tensor(h), s, 1000, 0.0), None, second
-    )
+
+    def clock_of(values):
+        return clock(torch.tensor(values), s, file_inputs([torch.tensor(values)], 1000))
+
+    second = clock_of(other) if other is not None else None
+    return Inspected(rid, [f"t{i}" for i in range(len(h))], clock_of(h), None, second)
 
 
 def test_token_table_and_drift_columns():

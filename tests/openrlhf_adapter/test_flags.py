@@ -120,6 +120,6 @@ def test_a_sweep_records_and_passes_on_no_key(tmp_path):
     options, secrets = SweepRequest().train_options(given)
     assert secrets == {"WANDB_API_KEY": "s3cret"}
     plan = build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path, values=["0.99"], train_options=options)
-    recorded = json.dumps(plan.settings()) + json.dumps(plan.sweep_command())
+    recorded = json.dumps(plan.settings()) + json.dumps(SweepRequest().resume_command(plan))
     recorded += json.dumps([plan.train_command(point) for point in plan.points])
     assert "s3cret" not in recorded and "rollout.batch_size=8" in recorded

@@ -87,8 +87,9 @@ def test_report_md_embeds_every_figure_with_a_caption_and_the_final_table(png_re
         assert f"*Figure {number}: {report.captions[stem]}*" in text
         assert (report.out_dir / f"{stem}.png").exists()
     assert (
-        "95% CI" in report.captions["accuracy"]
-        and "one point per seed" in report.captions["final_accuracy_gamma"]
+        "shaded: 95% t interval over seeds" in report.captions["accuracy"]
+        and "error bars: 95% t interval over seeds, one point per seed"
+        in report.captions["final_accuracy_gamma"]
     )
     assert "Γ_info(0,T)" in report.captions["info_discount"] and "γ^T" in report.captions["info_discount"]
     assert "| gamma-0.999-info-seed2 | infoppo | gamma | 0.999 | info | 2 | done | 4 |" in text

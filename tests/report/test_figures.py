@@ -13,6 +13,7 @@ from report_runs import STEPS, finished_sweep
 
 from infoppo_cli.report.curves import Curve, build_curves
 from infoppo_cli.report.figures import (
+    BAND_LABEL,
     BREAK_LABEL,
     PANEL_INCHES,
     PAPER_RC,
@@ -36,7 +37,8 @@ def test_curves_show_the_mean_with_its_95_percent_band_and_one_legend(runs: list
     axes = figure.get_axes()
     assert len(figure.legends) == 1 and all(ax.get_legend() is None for ax in axes)
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert labels == [curve.label for curve in curves]  # every curve once, though drawn in two panels
+    assert labels == [*(curve.label for curve in curves), BAND_LABEL]  # each once, though in two panels
+    assert BAND_LABEL == "shaded: 95% t interval over seeds"  # the band says what it is
     line = next(line for line in axes[0].get_lines() if line.get_label() == "γ=0.999 info")
     assert list(line.get_xdata()) == list(map(float, STEPS))
     expected_mean = [0.1 * step + 0.02 for step in STEPS]
@@ -156,3 +158,9 @@ def test_an_accuracy_band_stays_between_0_and_100_while_other_bands_do_not() -> 
         ax = curve_figure("Accuracy", [(ylabel, [wide])]).get_axes()[0]
         band = ax.collections[0].get_paths()[0].vertices
         assert (band[:, 1].min(), band[:, 1].max()) == pytest.approx(expected)
+
+
+def test_curves_of_one_seed_have_no_band_and_no_band_in_the_legend() -> None:
+    figure = curve_figure("Reward", [("reward", [curve("alone")])])
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["alone"]
+    assert not figure.get_axes()[0].collections

@@ -172,6 +172,21 @@ def test_eval_phase_runs_on_the_final_model_with_the_presets_length(tmp_path: Pa
     assert [name for name, _ in plan_for("norm", tmp_path).phases(point)] == ["train"]
 
 
+def test_the_eval_phase_s_command_reads_back_through_eval_s_own_parser(tmp_path: Path) -> None:
+    import typer
+
+    from infoppo_cli.cli.entry import app
+
+    plan = plan_for("norm", tmp_path, eval_benches=parse_eval_benches("aime24,aime25"))
+    argv = plan.eval_command(plan.points[0])
+    params = typer.main.get_command(app).commands["eval"].make_context("eval", argv[2:]).params
+    run_dir = tmp_path / "sweep" / plan.points[0].name
+    assert (params["model"], params["benches"]) == (str(run_dir / "final"), "aime24,aime25")
+    assert (
+        params["out"] == run_dir / "eval" and params["max_tokens"] == preset("qwen3-4b").max_response_tokens
+    )
+
+
 def test_the_sweep_s_train_options_reach_every_run_and_replace_held_values(tmp_path: Path) -> None:
     plan = plan_for("gamma", tmp_path, train_options={"lambd": 0.95, "overrides": ["rollout.n=8"]})
     for point in plan.points:

@@ -10,6 +10,7 @@ from sweep_stand_in import write_prompts
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.sweepdir.kinds import COMPONENT_METHODS, KINDS, parse_values
 from infoppo_cli.train.methods import method
 
@@ -46,7 +47,7 @@ def test_passed_gamma_replaces_the_held_one_and_arms_can_be_chosen(tmp_path: Pat
     )
     assert [p.method for p in plan.points] == ["ppo", "infoppo"]
     assert all(option(plan.train_command(p), "--gamma") == "1.0" for p in plan.points)
-    assert "--values" not in plan.sweep_command()
+    assert "--values" not in SweepRequest().resume_command(plan)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

@@ -16,6 +16,7 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
 from infoppo_cli.sweep.launcher import launch_argv
 from infoppo_cli.sweep.relocate import rerooted
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
 
@@ -24,7 +25,7 @@ def make_plan(out: Path):
 
 
 def open_plan(plan):
-    return open_sweep(plan, command=plan.sweep_command(), settings=plan.settings())
+    return open_sweep(plan, command=SweepRequest().resume_command(plan), settings=plan.settings())
 
 
 def started_sweep(out: Path) -> SweepState:

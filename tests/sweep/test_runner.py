@@ -29,6 +29,7 @@ from infoppo_cli.sweep.grid import build_plan
 from infoppo_cli.sweep.launcher import EXECUTABLE_ENV, Handle, launch_argv
 from infoppo_cli.sweep.local import LocalLauncher
 from infoppo_cli.sweep.ray_jobs import RayJobLauncher
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.sweep.runner import run_sweep
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 from infoppo_cli.train.request import TrainRequest
@@ -510,7 +511,7 @@ class EndlessJobs:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # Python's "ignored" report
 def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_sweep(tmp_path: Path) -> None:
     plan = build_plan("gamma", preset="qwen3-4b", out_dir=tmp_path / "sw", values=["0.999"])
-    state, _ = open_sweep(plan, command=plan.sweep_command(), settings=plan.settings())
+    state, _ = open_sweep(plan, command=SweepRequest().resume_command(plan), settings=plan.settings())
     launcher = EndlessJobs()
     with pytest.raises(KeyboardInterrupt):
         run_sweep(state, [run.name for run in state.runs], launcher, max_parallel=2)

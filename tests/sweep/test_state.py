@@ -12,6 +12,7 @@ import pytest
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
 from infoppo_cli.sweep.launcher import launch_argv
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
 
@@ -23,7 +24,7 @@ def make_plan(tmp_path: Path, **options):
 def open_plan(plan, retry_failed: bool = False, force_new_grid: bool = False):
     return open_sweep(
         plan,
-        command=plan.sweep_command(),
+        command=SweepRequest().resume_command(plan),
         settings=plan.settings(),
         retry_failed=retry_failed,
         force_new_grid=force_new_grid,

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.sweep.grid import build_plan
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 
 
@@ -20,7 +21,7 @@ from infoppo_cli.sweep.state import STATE_FILE, SweepState, open_sweep
 def valid(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("valid") / "sw"
     plan = build_plan("gamma", preset="qwen3-4b", out_dir=out, values=["0.999"], eval_benches=("aime24",))
-    open_sweep(plan, command=plan.sweep_command(), settings=plan.settings())
+    open_sweep(plan, command=SweepRequest().resume_command(plan), settings=plan.settings())
     return json.loads((out / STATE_FILE).read_text())
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.sweep.request import SweepRequest
 from infoppo_cli.train.plan import TrainRequest, plan_training
 from infoppo_cli.train.summary import summary_rows
 from infoppo_cli.train.tracking import default_run_name
@@ -145,6 +146,6 @@ def test_a_sweep_groups_its_points_and_names_each_run_after_its_point(tmp_path):
     named = tracked.train_request(point)
     assert (named.wandb_project, named.wandb_group, named.wandb_mode) == ("lab", "g", "offline")
     assert named.run_name == f"v2-{point.name}"
-    resumed = tracked.sweep_command()
+    resumed = SweepRequest().resume_command(tracked)
     assert resumed[resumed.index("--wandb-project") + 1] == "lab"
     assert resumed[resumed.index("--run-name-prefix") + 1] == "v2"

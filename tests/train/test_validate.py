@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from infoppo_cli.cli import app
+from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
+from infoppo_cli.train import validate
+from infoppo_cli.train.validate import DECLARED_FLAGS
 
 runner = CliRunner()
 
@@ -117,8 +120,8 @@ def test_unworkable_values_are_refused_at_dry_run(files, args, message):
         ("eval.temperature=-0.5", "--eval.temperature must be >= 0, got -0.5"),
         ("rollout.top_p=0", "--rollout.top_p must be in (0, 1], got 0"),
         ("rollout.top_p=1.5", "--rollout.top_p must be in (0, 1], got 1.5"),
-        ("algo.advantage.gamma=1.5", "--algo.advantage.gamma must be in (0, 1], got 1.5"),
-        ("algo.advantage.lambd=-0.1", "--algo.advantage.lambd must be in [0, 1], got -0.1"),
+        ("algo.advantage.gamma=1.5", "--algo.advantage.gamma (--gamma) must be in (0.0, 1.0], got 1.5"),
+        ("algo.advantage.lambd=-0.1", "--algo.advantage.lambd (--lambda) must be in [0.0, 1.0], got -0.1"),
         ("actor.lr_warmup_ratio=2", "--actor.lr_warmup_ratio must be in [0, 1], got 2"),
         ("actor.adam.betas=0.9,1.5", "--actor.adam.betas must be in [0, 1), got 0.9 1.5"),
         ("actor.eps_clip_low_high=-0.1,0.2", "--actor.eps_clip_low_high must be >= 0"),
@@ -133,6 +136,20 @@ def test_unworkable_values_are_refused_at_dry_run(files, args, message):
 )
 def test_impossible_set_values_are_refused(files, setting, message):
     refuse(["--data", str(files["good.jsonl"]), "--set", setting], message)
+
+
+@pytest.mark.parametrize("flag", sorted(DECLARED_FLAGS))
+def test_a_flag_that_carries_a_setting_is_checked_by_the_setting_s_declaration(flag):
+    """One range per setting: ``--set algo.advantage.gamma`` is refused by gamma's declaration, with
+    its name and range, and no table of OpenRLHF ranges checks it a second time."""
+    setting = DECLARED_FLAGS[flag]
+    assert flag not in validate._ranges()
+    assert {setting.name for setting in SETTINGS.values() if setting.openrlhf} == {"gamma", "lambd"}
+    bad = setting.range.high + 0.5
+    with pytest.raises(UsageError) as refused:
+        validate.check_flags({flag: bad})
+    assert str(refused.value) == f"--{flag} ({setting.options[0]}) {setting.range.problem(bad)}"
+    validate.check_flags({flag: setting.range.high})
 
 
 def test_one_flag_set_twice_with_two_values_is_refused(files):
