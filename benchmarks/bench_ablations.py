@@ -12,8 +12,11 @@ end ``infoppo report`` draws the figures and the pre-registered contrasts from t
 ``clock`` measures the testbed before any run: the warm-started model's information clock (Σρ per
 response, Γ_info and γ^T) and the in-training eval's own standard error, on the held-out problems.
 
+A second design, ``--design benchmarks/ablations-shortcut.toml``, runs the length ablation on
+tiny-cpu-shortcut (no stage 0 of its own: its preset shares tiny-cpu-long's settings).
+
 Usage: python benchmarks/bench_ablations.py [clock|stability|stages|report] [--budget-minutes 150]
-         [--out sweeps/ablations]
+         [--design benchmarks/ablations.toml] [--out sweeps/<design>]
 """
 
 from __future__ import annotations
@@ -33,14 +36,16 @@ from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
 DESIGN = Path(__file__).with_name("ablations.toml")
-RESULTS = Path(__file__).parent / "results" / "ablations"
+RESULTS_ROOT = Path(__file__).parent / "results"
+RESULTS = RESULTS_ROOT / "ablations"
+"""Where a design's CSVs go: ``results/<the design file's stem>/`` (set by :func:`main`)."""
 FIGURES = Path(__file__).parent.parent / "docs" / "img"
 STOP_GRACE_S = 300
 """How long a sweep stopped at the budget (SIGINT) may take to leave its runs resumable."""
 
 
-def design() -> dict:
-    return tomllib.loads(DESIGN.read_text(encoding="utf-8"))
+def design(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
 def infoppo(*args: str, deadline: float | None = None) -> bool:
@@ -170,8 +175,7 @@ def verdicts(directory: Path) -> list[Verdict]:
     found = []
     for run in runs:
         records = read_metrics(run.path / "metrics.jsonl")
-        keys = sorted({key for record in records for key in record if key.startswith("eval_")})
-        accuracy = metric_series(records, keys[0]) if keys else []
+        accuracy = metric_series(records, accuracy_key(records))
         if len(accuracy) < 4:
             raise SystemExit(f"{run.path}: {len(accuracy)} evals; the rule needs step 0 and 3 more")
         values = [value for _, value in accuracy]
@@ -200,7 +204,9 @@ def stability(plan: dict, out: Path, deadline: float) -> float | None:
             return None
         export(directory, f"stability-lr{lr:g}")
         tried[lr] = verdicts(directory)
-        print(stability_table({lr: tried[lr]}, rule), flush=True)
+        text = f"{stability_table({lr: tried[lr]}, rule)}\n\n{diagnosis(directory)}\n"
+        (RESULTS / f"stability-lr{lr:g}.md").write_text(text, encoding="utf-8")
+        print(text, flush=True)
         if stable(tried[lr], rule):
             return lr
     dipping = {lr: sum(v.dip > rule["dip_points"] for v in found) for lr, found in tried.items()}
@@ -220,6 +226,54 @@ def stability_table(tried: dict[float, list[Verdict]], rule: dict) -> str:
                 f"| {lr:g} | {v.seed} | {curve} | {v.dip:.1f} | {v.rise:+.1f} | {'ok' if ok else 'no'} |"
             )
     return "\n".join(lines)
+
+
+DIAGNOSTICS = (
+    ("reward_mean", "train reward"),
+    ("entropy_mean", "entropy"),
+    ("ppo_kl", "KL to old"),
+    ("grad_norm", "actor grad norm"),
+    ("critic_loss", "critic loss"),
+)
+"""Per-step records read beside a run's evals, to see what moves before a dip."""
+
+
+def diagnosis(directory: Path) -> str:
+    """Per run, per eval window: held-out mean@k and pass@k at its end, and the window's mean of each of
+    :data:`DIAGNOSTICS` (what the trainer did in the steps that led to that eval)."""
+    _, runs = read_sweep(directory, notes=[])
+    names = " | ".join(label for _, label in DIAGNOSTICS)
+    lines = [f"| run | steps | held-out mean@k | pass@k | {names} |", "|---" * (4 + len(DIAGNOSTICS)) + "|"]
+    for run in sorted(runs, key=lambda run: run.seed or 0):
+        if not (run.path / "metrics.jsonl").exists():
+            continue
+        records = read_metrics(run.path / "metrics.jsonl")
+        accuracy = dict(metric_series(records, accuracy_key(records)))
+        pass_keys = sorted(
+            {key for r in records for key in r if key.startswith(accuracy_key(records) + "_pass_at_")}
+        )
+        passes = dict(metric_series(records, pass_keys[0])) if pass_keys else {}
+        edges = sorted(accuracy)
+        for low, high in zip(edges, edges[1:], strict=False):
+            window = [r for r in records if low < r["step"] <= high]
+            means = [_mean_of(window, key) for key, _ in DIAGNOSTICS]
+            cells = " | ".join("-" if m is None else f"{m:.3g}" for m in means)
+            lines.append(f"| seed {run.seed} | {low:.0f}-{high:.0f} | {accuracy[high]:.1f} | "
+                         f"{passes.get(high, float('nan')):.1f} | {cells} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _mean_of(records: list[dict], key: str) -> float | None:
+    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
+    return statistics.fmean(values) if values else None
+
+
+def accuracy_key(records: list[dict]) -> str:
+    keys = sorted({key for r in records for key in r if key.startswith("eval_") and key.count("_") == 1})
+    keys = [key for key in keys if key not in ("eval_mean_accuracy_pct",)]
+    if len(keys) != 1:
+        raise SystemExit(f"expected one in-training benchmark, found {keys}")
+    return keys[0]
 
 
 def preset_actor_lr(plan: dict) -> float:
@@ -247,13 +301,13 @@ def stages(plan: dict, out: Path, deadline: float) -> list[Path]:
     return done
 
 
-def report(out: Path) -> None:
+def report(out: Path, design_file: Path) -> None:
     """Figures and contrasts from the committed CSVs alone."""
     csvs = sorted(str(path) for path in RESULTS.glob("*.csv") if not path.name.startswith("stability"))
     if not csvs:
         raise SystemExit(f"no stage has finished yet: {RESULTS} holds no stage CSV")
     target = out / "report"
-    infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(DESIGN))
+    infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(design_file))
     print(f"report: {target}/report.md; contrasts: {target}/contrasts.md")
 
 
@@ -265,9 +319,13 @@ def main() -> None:
         "part", nargs="?", choices=("clock", "stability", "stages", "report"), default="stages"
     )
     parser.add_argument("--budget-minutes", type=float, default=150.0)
-    parser.add_argument("--out", type=Path, default=Path("sweeps/ablations"))
+    parser.add_argument("--out", type=Path, default=None, help="default: sweeps/<the design's stem>")
+    parser.add_argument("--design", type=Path, default=DESIGN)
     args = parser.parse_args()
-    plan, deadline = design(), time.monotonic() + args.budget_minutes * 60
+    global RESULTS
+    RESULTS = RESULTS_ROOT / args.design.stem
+    args.out = args.out or Path("sweeps") / args.design.stem
+    plan, deadline = design(args.design), time.monotonic() + args.budget_minutes * 60
     if args.part == "clock":
         text = clock(plan)
         RESULTS.mkdir(parents=True, exist_ok=True)
@@ -275,12 +333,14 @@ def main() -> None:
         print(text)
         return
     if args.part == "stability":
+        if "stability" not in plan:
+            raise SystemExit(f"{args.design} has no [stability] stage")
         chosen = stability(plan, args.out, deadline)
         if chosen is not None:
             critic, current = chosen * plan["stability"]["critic_to_actor"], preset_actor_lr(plan)
             print(f"\nchosen actor lr: {chosen:g} (critic {critic:g}); the preset has {current:g}")
         return
-    if args.part == "stages":
+    if args.part == "stages" and "stability" in plan:
         chosen = stability(plan, args.out, deadline)
         if chosen is None:
             return
@@ -289,9 +349,9 @@ def main() -> None:
                 f"stage 0 chose actor lr {chosen:g} but presets/{plan['preset']}.toml has "
                 f"{preset_actor_lr(plan):g}: set it (and the critic's) there, then rerun"
             )
-        if not stages(plan, args.out, deadline):
-            return
-    report(args.out)
+    if args.part == "stages" and not stages(plan, args.out, deadline):
+        return
+    report(args.out, args.design)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ run's ``metrics.jsonl`` and prints, side by side:
 2. the cost of InfoPPO: wall time per RL step by phase (generation, experience with the old-policy
    forward, training, weight sync), InfoPPO against PPO from the same sweep; target: <= 1.10x;
 
-and draws the report (``infoppo report``) whose accuracy-over-steps figure is copied to ``--figure``.
+and draws the report (``infoppo report``) whose accuracy-over-steps figure is copied to ``--figure``; the
+runs' per-step data is written with it to ``benchmarks/results/tiny-cpu-learning.csv`` (committed: the
+README's table is checked against it by tests/test_results.py).
 The sweep resumes where it stopped (its directory records every run).
 
 Usage: python benchmarks/bench_learning.py [--seeds 3] [--methods infoppo,ppo,dapo,dapo-ft] [--out DIR]
@@ -29,6 +31,7 @@ from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_number, metric_series, read_metrics
 
+DATA = Path(__file__).parent / "results" / "tiny-cpu-learning.csv"
 TARGET_GAIN = 15.0
 TARGET_COST = 1.10
 PHASES = {
@@ -128,7 +131,7 @@ def main() -> None:
 
     sweep = ["sweep", "methods", "--preset", "tiny-cpu", "--time", args.methods, "--seeds", str(args.seeds)]
     infoppo(*sweep, "--out", str(args.out), "--retry-failed")  # resumes: done runs are kept
-    infoppo("report", str(args.out), "--out", str(args.out / "report"))
+    infoppo("report", str(args.out), "--out", str(args.out / "report"), "--csv", str(DATA))
     methods = runs_by_method(args.out)
     learned = learning_table(methods)
     cheap = cost_table(methods)

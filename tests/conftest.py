@@ -105,6 +105,16 @@ def chain_task(task_cache):
 
 
 @pytest.fixture(scope="session")
+def shortcut_task(task_cache):
+    """The tiny-cpu-shortcut preset's task (the chain task's problems, answered long or short), in the
+    same cache (its build takes about 15 minutes of one CPU core, once per recipe)."""
+    from infoppo_cli.tasks import ensure_task
+    from infoppo_cli.tasks.recipes import task_recipe
+
+    return ensure_task(task_recipe("chain-shortcut"))
+
+
+@pytest.fixture(scope="session")
 def _session_grading_workers():
     """Hands out one set of two warm grading workers for the whole session; see
     ``shared_grading_workers``."""

@@ -32,6 +32,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "math500",
     "arithmetic",
     "chain",
+    "chain-shortcut",
 )
 """Every benchmark of the shipped registry, in report order."""
 

@@ -14,8 +14,8 @@ from infoppo_cli.report.figures import PANEL_INCHES, PAPER_RC, new_figure, save_
 from infoppo_cli.report.tables import cell_text, markdown_table, table_csv
 
 CONTRASTS_STEM = "contrasts"
-CONTRASTS_TITLE = "Pre-registered contrasts (paired by seed: a − b, accuracy points)"
-INTERVAL_LABEL = "a − b, points, 95% t interval over seeds"
+CONTRASTS_TITLE = "Pre-registered contrasts (paired by seed: a − b, accuracy points or the record named)"
+INTERVAL_LABEL = "a − b (accuracy points, or the record named), 95% t interval over seeds"
 DIFFERENCE_COLUMNS = [
     "contrast",
     "bench",
@@ -54,7 +54,7 @@ def difference_rows(results: Sequence[ContrastResult]) -> tuple[list[str], list[
             rows.append(
                 [
                     result.contrast.name,
-                    result.bench,
+                    result.contrast.curve or result.bench,
                     difference.metric,
                     difference.n,
                     signed(difference.mean),
@@ -118,7 +118,8 @@ def contrasts_csv(results: Sequence[ContrastResult]) -> str:
             low, high = difference.interval or (None, None)
             rows.append(
                 [
-                    *(result.contrast.name, result.bench, difference.metric, difference.n, difference.mean),
+                    *(result.contrast.name, result.contrast.curve or result.bench, difference.metric),
+                    *(difference.n, difference.mean),
                     *(low, high, ";".join(map(str, difference.seeds))),
                     ";".join(repr(value) for value in difference.differences),
                     *(str(result.a.arm), str(result.b.arm)),

@@ -3,7 +3,9 @@ seed, compared on three metrics of their in-training accuracy curve fixed before
 
 The file holds ``[[contrasts]]`` tables, each with a ``name``, arms ``a`` and ``b`` (``method``, and
 optionally ``gamma`` and ``lambd``, matched within :data:`MATCH_TOLERANCE` of the values the run
-trained with) and optionally the ``bench`` (default: the runs' one in-training benchmark). An unknown
+trained with), optionally the ``bench`` (default: the runs' one in-training benchmark) and the
+``curve``, the per-step record the metrics are read from (default: ``eval_<bench>``, the held-out
+accuracy; ``response_length_mean``, say, compares lengths, each step's being its last value). An unknown
 key in a contrast or an arm is refused; the file's other top-level tables are ignored (a benchmark
 script may keep its stages there). Per contrast, the seeds with a run in both arms are paired (a seed
 matched by two runs of one arm is refused), and per metric (:data:`METRICS`) the per-seed differences
@@ -27,7 +29,7 @@ from infoppo_cli.report.curves import mean_ci
 from infoppo_cli.report.runs import RunData
 
 MATCH_TOLERANCE = 1e-9
-CONTRAST_KEYS = ("name", "a", "b", "bench")
+CONTRAST_KEYS = ("name", "a", "b", "bench", "curve")
 ARM_KEYS = ("method", "gamma", "lambd")
 METRICS: dict[str, str] = {
     "last": "accuracy at the last eval",
@@ -79,6 +81,11 @@ class Contrast:
     a: Arm
     b: Arm
     bench: str | None = None
+    curve: str | None = None
+    """The per-step record compared (``None``: the held-out accuracy, ``eval_<bench>``)."""
+
+    def curve_key(self, bench: str) -> str:
+        return self.curve or f"eval_{bench}"
 
 
 def read_contrasts(path: str | Path) -> list[Contrast]:
@@ -108,14 +115,12 @@ def parse_contrasts(document: dict[str, Any], source: str) -> list[Contrast]:
         _refuse_unknown(table, CONTRAST_KEYS, where)
         if any(contrast.name == name for contrast in contrasts):
             raise UsageError(f"{where} is named twice")
-        bench = table.get("bench")
-        if bench is not None and not isinstance(bench, str):
-            raise UsageError(f"{where}: bench must be a string")
-        contrasts.append(
-            Contrast(
-                name, _arm(table.get("a"), f"{where}, arm a"), _arm(table.get("b"), f"{where}, arm b"), bench
-            )
-        )
+        bench, curve = table.get("bench"), table.get("curve")
+        for key, value in (("bench", bench), ("curve", curve)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise UsageError(f"{where}: {key} must be a non-empty string")
+        arms = _arm(table.get("a"), f"{where}, arm a"), _arm(table.get("b"), f"{where}, arm b")
+        contrasts.append(Contrast(name, *arms, bench, curve))
     return contrasts
 
 
@@ -234,6 +239,8 @@ def contrast_results(
 def _bench(contrast: Contrast, found: Sequence[str]) -> str:
     if contrast.bench is not None:
         return contrast.bench
+    if contrast.curve is not None and len(found) != 1:
+        return "-"  # the curve is not a benchmark's accuracy
     if len(found) != 1:
         having = f"{len(found)} ({', '.join(found)})" if found else "none"
         raise UsageError(
@@ -277,7 +284,7 @@ def _result(runs: Sequence[RunData], contrast: Contrast, bench: str) -> Contrast
     ]
     if not seeds:
         notes.append(f"{contrast.name}: no seed has a run in both arms")
-    key = f"eval_{bench}"
+    key = contrast.curve_key(bench)
     metrics = {side: {seed: curve_metrics(sides[side][seed].series(key)) for seed in seeds} for side in sides}
     differences = []
     for metric in METRICS:
@@ -288,7 +295,7 @@ def _result(runs: Sequence[RunData], contrast: Contrast, bench: str) -> Contrast
         ]
         if len(paired) < len(seeds):
             notes.append(
-                f"{contrast.name}: {len(seeds) - len(paired)} seed(s) have no {metric} on {bench} in an arm"
+                f"{contrast.name}: {len(seeds) - len(paired)} seed(s) have no {metric} of {key} in an arm"
             )
         differences.append(Difference(metric, [seed for seed, _ in paired], [value for _, value in paired]))
     summaries = [

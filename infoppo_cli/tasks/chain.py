@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from infoppo_cli.errors import UsageError
@@ -179,6 +179,37 @@ class ChainTeacherSpec:
     def corpus_text(self, problem: ChainProblem) -> str:
         phrasing = random.Random(problem.id)  # every opener and verb reaches the tokenizer's corpus
         return f"user assistant {problem.text}\n{self.respond(problem, phrasing, exact=True)}"
+
+
+@dataclass(frozen=True)
+class ShortcutTeacherSpec(ChainTeacherSpec):
+    """A teacher that chooses how long to reason: ``shortcut_share`` of its solutions skip the working
+    and write the result at once (about 15 tokens instead of 210), slipping on ``shortcut_slip_rate`` of
+    the steps done in its head; the others are :class:`ChainTeacherSpec`'s worked solutions. A model
+    warm-started on it writes both, so the length of its reasoning is its own choice, made at the first
+    token after the opening line, and the long choice pays (a tiny model cannot do ten steps in its
+    head). Token time discounts the long choice's reward by γ^200 at that token, information time by
+    γ^Σρ: the length effect of the paper's Figure 1, on a CPU."""
+
+    shortcut_share: float = 0.5
+    shortcut_slip_rate: float = 0.15
+
+    def respond(self, problem: ChainProblem, rng: random.Random, exact: bool = False) -> str:
+        """A worked solution, or with ``shortcut_share`` a shortcut; ``exact`` never slips in either."""
+        if rng.random() >= self.shortcut_share:
+            return super().respond(problem, rng, exact)
+        value = problem.start
+        for word, operand in problem.operations:
+            value = apply(value, word, operand)
+            if not exact and rng.random() < self.shortcut_slip_rate:
+                value = _slipped(value, rng)
+        return f"We start with {problem.start}.\nThe result is {value}.\nAnswer: {value}"
+
+    def expected_accuracy(self, decisions: int) -> float:
+        worked = super().expected_accuracy(decisions)
+        in_head = replace(self, slip_rate=self.shortcut_slip_rate, shortcut_share=0.0)
+        shortcut = ChainTeacherSpec.expected_accuracy(in_head, decisions)
+        return (1.0 - self.shortcut_share) * worked + self.shortcut_share * shortcut
 
 
 def _slipped(result: int, rng: random.Random) -> int:

@@ -18,9 +18,13 @@ def test_csv_out_then_in_and_contrasts_printed(monkeypatch, capsys, tmp_path: Pa
         monkeypatch, capsys, "report", runs, *args, "--csv", data, "--out", tmp_path / "a"
     )
     assert code == 0, err
-    text = " ".join(out.split())  # the test console is narrow: Rich wraps
-    assert "Pre-registered contrasts" in text and f"wrote the raw per-step data to {data}" in text
-    assert "contrasts.md, contrasts.csv" in text and "+14" in text
+    text = "".join(out.split())  # the test console is narrow: Rich wraps, within words too
+
+    def shown(phrase: str) -> bool:
+        return "".join(phrase.split()) in text
+
+    assert shown("Pre-registered contrasts") and shown(f"wrote the raw per-step data to {data}")
+    assert shown("contrasts.md, contrasts.csv") and "+14" in text
     code, out, err = run_cli(monkeypatch, capsys, "report", data, *args, "--out", tmp_path / "b")
     assert code == 0, err
     assert (tmp_path / "b" / "contrasts.md").read_text() == (tmp_path / "a" / "contrasts.md").read_text()

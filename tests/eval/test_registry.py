@@ -175,7 +175,7 @@ def test_a_changed_benches_file_is_read_again(benches_file):
         (GOOD_TABLE.replace("size = 2", "size = -inf"), "[olympiad] size must be an integer, got -inf"),
         (
             GOOD_TABLE.replace('hf_id = "me/olympiad"', 'task = "arithmetc"'),
-            "[olympiad] task is no built-in task (known: arithmetic, chain), got 'arithmetc'",
+            "[olympiad] task is no built-in task (known: arithmetic, chain, chain-shortcut), got 'arithmetc'",
         ),
         ("a = " + "[" * 50_000 + "]" * 50_000, "not valid TOML (nested too deeply to read)"),
     ],

@@ -383,7 +383,7 @@ def test_console_script_prints_one_line_and_exits_2(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "error: unknown benchmark 'aime99'; choose from: amc23, aime24, aime25, aime26, beyondaime, "
-        "math500, arithmetic, chain (or 'all'), or give a local file as NAME=FILE"
+        "math500, arithmetic, chain, chain-shortcut (or 'all'), or give a local file as NAME=FILE"
     ]
 
 

@@ -72,7 +72,11 @@ def test_the_forest_plot_draws_each_mean_with_its_interval_and_a_zero_line(tmp_p
     results = contrast_results(runs, [Contrast("clock", Arm("infoppo", 0.99, 1.0), Arm("ppo", 0.99, 1.0))])
     figure = forest_figure(results)
     ax = figure.get_axes()[0]
-    assert ax.get_xlabel() == INTERVAL_LABEL == "a − b, points, 95% t interval over seeds"
+    assert (
+        ax.get_xlabel()
+        == INTERVAL_LABEL
+        == "a − b (accuracy points, or the record named), 95% t interval over seeds"
+    )
     assert [label.get_text() for label in ax.get_yticklabels()] == [
         "clock: auc",
         "clock: last3",

@@ -177,3 +177,19 @@ def test_a_file_that_is_not_toml_is_refused(tmp_path: Path) -> None:
         read_contrasts(tmp_path / "bad.toml")
     with pytest.raises(UsageError, match="missing.toml: cannot read it"):
         read_contrasts(tmp_path / "missing.toml")
+
+
+def test_a_contrast_may_compare_another_per_step_record_than_accuracy(runs: list) -> None:
+    """``curve = "response_length_mean"``: the metrics of each run's length record (100 + seed + step at
+    steps 10 and 20, 100 + seed at step 30, in both arms), so every difference is 0 and arm a's last is
+    the mean of 100 + seed over seeds 1-3."""
+    lengths = Contrast(
+        "length", Arm("infoppo", 0.99, 1.0), Arm("ppo", 0.99, 1.0), curve="response_length_mean"
+    )
+    (result,) = contrast_results(runs, [lengths])
+    assert all(difference.differences == [0.0, 0.0, 0.0] for difference in result.differences)
+    assert result.a.metrics["last"][0] == pytest.approx(102.0)
+    assert result.a.metrics["last3"][0] == pytest.approx(statistics.fmean([112, 122, 102]))
+    document = {"contrasts": [{"name": "x", "a": {"method": "p"}, "b": {"method": "q"}, "curve": 3}]}
+    with pytest.raises(UsageError, match="curve must be a non-empty string"):
+        parse_contrasts(document, "design.toml")

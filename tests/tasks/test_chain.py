@@ -13,7 +13,7 @@ from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.errors import UsageError
 from infoppo_cli.grading import grade
 from infoppo_cli.tasks.arithmetic import train_row
-from infoppo_cli.tasks.chain import HIGH, LOW, ChainSpec, ChainTeacherSpec, draw_problem
+from infoppo_cli.tasks.chain import HIGH, LOW, ChainSpec, ChainTeacherSpec, ShortcutTeacherSpec, draw_problem
 from infoppo_cli.tasks.tokenizer import TURN_END, train_tokenizer
 
 seeds = st.integers(0, 2**32 - 1)
@@ -106,3 +106,33 @@ def test_worked_solutions_are_long_and_prompts_fit_the_preset():
     assert min(lengths) >= 100 and max(lengths) <= 300  # a horizon of 100 to 300 tokens (tiny-cpu-long)
     assert max(lengths) <= long.max_response_tokens == spec.max_response_tokens
     assert max(prompts) <= long.max_prompt_tokens
+
+
+def test_the_shortcut_teacher_answers_short_or_worked_out_and_working_it_out_pays():
+    teacher, rng = ShortcutTeacherSpec(shortcut_share=0.5, shortcut_slip_rate=0.15), random.Random(5)
+    problems = [draw_problem(10, rng) for _ in range(3000)]
+    answers = [(teacher.respond(p, rng), p) for p in problems]
+    short = [(text, p) for text, p in answers if len(text.splitlines()) == 3]
+    worked = [(text, p) for text, p in answers if len(text.splitlines()) == 13]
+    assert len(short) + len(worked) == len(answers)
+    assert len(short) / len(answers) == pytest.approx(0.5, abs=0.03)
+    assert all(text.startswith(f"We start with {p.start}.\nThe result is") for text, p in short)
+
+    def right(pairs):
+        return sum(grade(text, str(p.answer)).correct for text, p in pairs) / len(pairs)
+
+    assert right(worked) > right(short) + 0.2  # the long answer pays
+    assert right(answers) == pytest.approx(teacher.expected_accuracy(10), abs=0.03)
+    exact = [teacher.respond(p, rng, exact=True) for p in problems[:200]]
+    assert all(grade(text, str(p.answer)).correct for text, p in zip(exact, problems, strict=False))
+
+
+@pytest.mark.slow
+def test_the_shortcut_model_writes_both_lengths(shortcut_task):
+    """tiny-cpu-shortcut's warm-started model, as built: at temperature 1.0 its responses mix ~15-token
+    shortcuts and ~210-token worked solutions (the mean lies well between, every response finished), and
+    its accuracy is between the shortcuts' and the worked solutions'."""
+    measured = shortcut_task.warm_start["heldout_accuracy"]
+    assert 60 < measured["mean_response_tokens"] < 170
+    assert measured["finished_share"] == 1.0
+    assert 0.1 < measured["temperature_1"] < 0.5

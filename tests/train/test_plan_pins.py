@@ -66,8 +66,9 @@ def all_commands(data: Path, out: Path, tasks: list[Path]) -> dict[str, dict[str
     }
 
 
-def test_every_dry_run_command_is_pinned(prompt_file, tmp_path, task_cache, chain_task):
-    commands = all_commands(prompt_file, tmp_path / "run", [task_cache.directory, chain_task.directory])
+def test_every_dry_run_command_is_pinned(prompt_file, tmp_path, task_cache, chain_task, shortcut_task):
+    tasks = [task_cache.directory, chain_task.directory, shortcut_task.directory]
+    commands = all_commands(prompt_file, tmp_path / "run", tasks)
     if os.environ.get("INFOPPO_UPDATE_PINS"):
         PINS.write_text(json.dumps(commands, indent=1) + "\n")
     pinned = json.loads(PINS.read_text())

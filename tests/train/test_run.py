@@ -31,7 +31,7 @@ def dry_run(*args: str) -> str:
 
 
 def test_every_preset_is_offered():
-    assert preset_names() == sorted([*PRESETS, "tiny-cpu", "tiny-cpu-long"])
+    assert preset_names() == sorted([*PRESETS, "tiny-cpu", "tiny-cpu-long", "tiny-cpu-shortcut"])
     result = runner.invoke(app, ["presets"])
     assert result.exit_code == 0
     for name in PRESETS + METHODS:

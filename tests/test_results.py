@@ -1,0 +1,87 @@
+"""The numbers README.md and docs/ quote from the benchmarks are the committed data's: each quoted table is
+recomputed here from the per-step CSV the benchmark wrote under benchmarks/results/ (``infoppo report
+--csv``), read back as ``infoppo report`` reads it."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from infoppo_cli.report.raw_data import read_report_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+METHOD_LABELS = {"InfoPPO": "infoppo", "PPO": "ppo", "DAPO": "dapo", "DAPO-FT": "dapo-ft"}
+
+
+def accuracy_curves(csv: Path, bench: str) -> dict[str, list[list[tuple[float, float]]]]:
+    """Per method, each seed's held-out accuracy curve (step, %)."""
+    curves: dict[str, list[list[tuple[float, float]]]] = {}
+    for run in read_report_inputs([csv]).runs:
+        curves.setdefault(run.method or "-", []).append(run.series(f"eval_{bench}"))
+    return curves
+
+
+def one_decimal(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def test_the_readme_learning_table_is_the_committed_runs():
+    """README's "It learns" table: step-0 and last-step accuracy (mean over seeds) and the gain's mean ±
+    sd, from benchmarks/results/tiny-cpu-learning.csv (bench_learning.py)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    header = re.search(
+        r"^\| method \| step 0 \| step (\d+) \| gain \(mean ± sd, (\d+) seeds\) \|$", readme, re.M
+    )
+    assert header, "the README's learning table is missing"
+    rows = re.findall(
+        r"^\| (InfoPPO|PPO|DAPO|DAPO-FT) \| ([\d.]+) \| ([\d.]+) \| \+([\d.]+) ± ([\d.]+) \|$", readme, re.M
+    )
+    assert sorted(label for label, *_ in rows) == sorted(METHOD_LABELS)
+    curves = accuracy_curves(RESULTS / "tiny-cpu-learning.csv", "arithmetic")
+    for label, start, end, gain, spread in rows:
+        seeds = curves[METHOD_LABELS[label]]
+        assert len(seeds) == int(header.group(2)), label
+        assert all(curve[0][0] == 0 and curve[-1][0] == int(header.group(1)) for curve in seeds), label
+        gains = [curve[-1][1] - curve[0][1] for curve in seeds]
+        quoted = (start, end, gain, spread)
+        data = (
+            statistics.fmean(curve[0][1] for curve in seeds),
+            statistics.fmean(curve[-1][1] for curve in seeds),
+            statistics.fmean(gains),
+            statistics.stdev(gains),
+        )
+        assert quoted == tuple(map(one_decimal, data)), label
+
+
+def stability_rows(markdown: str) -> list[tuple[str, str, list[str], str, str]]:
+    """(lr, seed, the accuracy curve's numbers, dip, rise) of each row of a stage-0 table."""
+    rows = re.findall(
+        r"^\| ([\d.e-]+) \| (\d+) \| ([\d. →]+) \| ([\d.]+) \| ([+-][\d.]+) \| (?:ok|no) \|$", markdown, re.M
+    )
+    return [(lr, seed, curve.split(" → "), dip, rise) for lr, seed, curve, dip, rise in rows]
+
+
+@pytest.mark.parametrize(
+    "csv", sorted((RESULTS / "ablations").glob("stability-lr*.csv")), ids=lambda p: p.stem
+)
+def test_the_stage_0_table_in_the_docs_is_the_committed_runs(csv: Path):
+    """docs/ablations.md quotes each stage-0 run's held-out accuracy at every eval, its largest dip below
+    an earlier best and its rise (mean of the last 3 evals minus step 0's), recomputed here."""
+    lr = csv.stem.removeprefix("stability-lr")
+    quoted = {
+        seed: rest
+        for rate, seed, *rest in stability_rows((ROOT / "docs" / "ablations.md").read_text())
+        if rate == lr
+    }
+    runs = read_report_inputs([csv]).runs
+    assert sorted(quoted) == sorted(str(run.seed) for run in runs)
+    for run in runs:
+        values = [value for _, value in run.series("eval_chain")]
+        curve, dip, rise = quoted[str(run.seed)]
+        assert curve == [one_decimal(value) for value in values]
+        assert dip == one_decimal(max(max(values[:i]) - values[i] for i in range(1, len(values))))
+        assert rise == f"{statistics.fmean(values[-3:]) - values[0]:+.1f}"
