@@ -32,6 +32,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
@@ -248,10 +249,9 @@ def diagnosis(directory: Path) -> str:
         if not (run.path / "metrics.jsonl").exists():
             continue
         records = read_metrics(run.path / "metrics.jsonl")
-        accuracy = dict(metric_series(records, accuracy_key(records)))
-        pass_keys = sorted(
-            {key for r in records for key in r if key.startswith(accuracy_key(records) + "_pass_at_")}
-        )
+        key = accuracy_key(records)
+        accuracy = dict(metric_series(records, key))
+        pass_keys = sorted({name for r in records for name in r if name.startswith(key + "_pass_at_")})
         passes = dict(metric_series(records, pass_keys[0])) if pass_keys else {}
         edges = sorted(accuracy)
         for low, high in zip(edges, edges[1:], strict=False):
@@ -269,11 +269,10 @@ def _mean_of(records: list[dict], key: str) -> float | None:
 
 
 def accuracy_key(records: list[dict]) -> str:
-    keys = sorted({key for r in records for key in r if key.startswith("eval_") and key.count("_") == 1})
-    keys = [key for key in keys if key not in ("eval_mean_accuracy_pct",)]
+    keys = {f"eval_{bench}" for record in records for bench in bench_accuracies(record)}
     if len(keys) != 1:
-        raise SystemExit(f"expected one in-training benchmark, found {keys}")
-    return keys[0]
+        raise SystemExit(f"expected one in-training benchmark, found {sorted(keys)}")
+    return keys.pop()
 
 
 def preset_actor_lr(plan: dict) -> float:

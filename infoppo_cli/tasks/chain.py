@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from infoppo_cli.errors import UsageError
@@ -207,8 +207,7 @@ class ShortcutTeacherSpec(ChainTeacherSpec):
 
     def expected_accuracy(self, decisions: int) -> float:
         worked = super().expected_accuracy(decisions)
-        in_head = replace(self, slip_rate=self.shortcut_slip_rate, shortcut_share=0.0)
-        shortcut = ChainTeacherSpec.expected_accuracy(in_head, decisions)
+        shortcut = ChainTeacherSpec(slip_rate=self.shortcut_slip_rate).expected_accuracy(decisions)
         return (1.0 - self.shortcut_share) * worked + self.shortcut_share * shortcut
 
 

@@ -175,24 +175,6 @@ def test_report_command_refusals_exit_2_with_one_line(tmp_path: Path, args: list
     assert len(lines) == 1 and lines[0].startswith(message.format(tmp=tmp_path))
 
 
-@pytest.fixture
-def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list:
-    """Every matplotlib figure the report saves, kept for inspection."""
-    import infoppo_cli.report.bar_figures as bar_figures
-    import infoppo_cli.report.figures as figures
-
-    kept = []
-    save = figures.save_figure
-
-    def keep(figure, stem, formats):
-        kept.append((stem.name, figure))
-        return save(figure, stem, formats)
-
-    monkeypatch.setattr(figures, "save_figure", keep)
-    monkeypatch.setattr(bar_figures, "save_figure", keep)
-    return kept
-
-
 def long_named_runs(root: Path) -> Path:
     for i in range(6):
         name = f"qwen3-4b-infoppo-lr{i}e-6-warmup-cosine-entropy-bonus-seed{i}"

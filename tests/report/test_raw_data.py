@@ -55,37 +55,20 @@ def figure_series(kept: list) -> dict:
     return series
 
 
-@pytest.fixture
-def drawn(monkeypatch: pytest.MonkeyPatch) -> list:
-    import infoppo_cli.report.bar_figures as bar_figures
-    import infoppo_cli.report.figures as figures
-
-    kept = []
-    save = figures.save_figure
-
-    def keep(figure, stem, formats):
-        kept.append((stem.name, figure))
-        return save(figure, stem, formats)
-
-    monkeypatch.setattr(figures, "save_figure", keep)
-    monkeypatch.setattr(bar_figures, "save_figure", keep)
-    return kept
-
-
 def rows_of(path: Path) -> list[dict[str, str]]:
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
     return list(csv.DictReader(lines))
 
 
 def test_a_report_from_the_csv_has_the_same_tables_and_figure_series(
-    gamma_sweep: Path, drawn: list, tmp_path: Path
+    gamma_sweep: Path, drawn_figures: list, tmp_path: Path
 ) -> None:
     data = tmp_path / "data.csv"
     direct = make_report([gamma_sweep], tmp_path / "direct", formats=("png",), data_csv=data)
-    from_dirs = figure_series(drawn)
-    drawn.clear()
+    from_dirs = figure_series(drawn_figures)
+    drawn_figures.clear()
     again = make_report([data], tmp_path / "again", formats=("png",))
-    assert figure_series(drawn) == from_dirs
+    assert figure_series(drawn_figures) == from_dirs
     assert sorted(from_dirs) == sorted(direct.captions) == sorted(again.captions)
     assert "final_accuracy_gamma" in from_dirs  # the sweep's kind came back with its runs
     _, _, lines, bands, _ = from_dirs["accuracy"][0]
