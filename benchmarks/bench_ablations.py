@@ -2,12 +2,15 @@
 
 Stage 0 (``stability``) chooses the learning rate every later stage shares, by the rule written in the
 design; the preset must carry that rate before the other stages run (the script says so and stops
-otherwise). Then each stage of ``[[stages]]`` is one ``infoppo sweep`` on the preset, through the
-program users run. Everything resumes: a stage's sweep skips its finished runs and resumes the one it
-was in, so ``--budget-minutes`` (the default fits a working session on 2 cores) only says when to stop
-for now; rerun the same command to go on. After each stage the raw per-step data of its runs is written
-with ``infoppo report --csv`` to ``benchmarks/results/ablations/<stage>.csv`` (committed), and at the
-end ``infoppo report`` draws the figures and the pre-registered contrasts from those files alone.
+otherwise). Then each stage of ``[[stages]]`` runs seed by seed: seed S is one ``infoppo sweep`` on the
+preset (``--seeds 1 --first-seed S``, every arm of the stage), through the program users run, and its
+raw per-step data is written with ``infoppo report --csv`` to
+``benchmarks/results/<design>/<stage>-seed<S>.csv``, which is committed. Everything resumes, on this
+machine and on a fresh clone: a seed whose CSV is committed is not run again (stage 0 likewise reads a
+rate's committed CSV instead of running it), and a seed's sweep left in ``--out`` skips its finished
+runs and resumes the one it was in. So ``--budget-minutes`` (the default fits a working session on 2
+cores) only says when to stop for now; rerun the same command to go on. At the end ``infoppo report``
+draws the figures and the pre-registered contrasts from the committed files alone.
 
 ``clock`` measures the testbed before any run: the warm-started model's information clock (Σρ per
 response, Γ_info and γ^T) and the in-training eval's own standard error, on the held-out problems.
@@ -32,8 +35,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
-from infoppo_cli.report.runs import read_sweep
+from infoppo_cli.report.contrasts import in_training_benches
+from infoppo_cli.report.raw_data import data_csv_text, read_report_inputs
+from infoppo_cli.report.runs import RunData, read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
 DESIGN = Path(__file__).with_name("ablations.toml")
@@ -171,14 +177,15 @@ class Verdict:
     """The mean of the last 3 evals minus the step-0 eval (points)."""
 
 
-def verdicts(directory: Path) -> list[Verdict]:
-    _, runs = read_sweep(directory, notes=[])
+def verdicts(csv: Path) -> list[Verdict]:
+    """Stage 0's verdict on each run of one rate, from its committed CSV."""
     found = []
-    for run in runs:
-        records = read_metrics(run.path / "metrics.jsonl")
-        accuracy = metric_series(records, accuracy_key(records))
+    for run in committed_runs(csv):
+        accuracy = run.series(accuracy_key(run.steps))
         if len(accuracy) < 4:
-            raise SystemExit(f"{run.path}: {len(accuracy)} evals; the rule needs step 0 and 3 more")
+            raise SystemExit(
+                f"{csv}: run {run.name} has {len(accuracy)} evals; the rule needs step 0 and 3 more"
+            )
         values = [value for _, value in accuracy]
         dip = max(max(values[:i]) - values[i] for i in range(1, len(values)))
         found.append(Verdict(run.seed or 0, accuracy, dip, statistics.fmean(values[-3:]) - values[0]))
@@ -193,7 +200,13 @@ def stability(plan: dict, out: Path, deadline: float) -> float | None:
     """Stage 0 to its verdict: the chosen actor learning rate (``None`` if the budget ran out first)."""
     rule, tried = plan["stability"], {}
     for lr in rule["actor_lrs"]:
-        directory = out / f"stability-lr{lr:g}"
+        directory, csv = out / f"stability-lr{lr:g}", RESULTS / f"stability-lr{lr:g}.csv"
+        if csv.exists():
+            tried[lr] = verdicts(csv)
+            print(f"== stage 0 at actor lr {lr:g}: committed in {csv}", flush=True)
+            if stable(tried[lr], rule):
+                return lr
+            continue
         print(f"\n== stage 0: {rule['method']} at actor lr {lr:g}, {rule['seeds']} seeds", flush=True)
         finished = infoppo(
             "sweep", "methods", "--time", rule["method"], "--preset", plan["preset"],
@@ -203,8 +216,7 @@ def stability(plan: dict, out: Path, deadline: float) -> float | None:
         )  # fmt: skip
         if not finished:
             return None
-        export(directory, f"stability-lr{lr:g}")
-        tried[lr] = verdicts(directory)
+        tried[lr] = verdicts(export(directory, f"stability-lr{lr:g}"))
         text = f"{stability_table({lr: tried[lr]}, rule)}\n\n{diagnosis(directory)}\n"
         (RESULTS / f"stability-lr{lr:g}.md").write_text(text, encoding="utf-8")
         print(text, flush=True)
@@ -268,7 +280,7 @@ def _mean_of(records: list[dict], key: str) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def accuracy_key(records: list[dict]) -> str:
+def accuracy_key(records: list[dict[str, float]]) -> str:
     keys = {f"eval_{bench}" for record in records for bench in bench_accuracies(record)}
     if len(keys) != 1:
         raise SystemExit(f"expected one in-training benchmark, found {sorted(keys)}")
@@ -284,25 +296,56 @@ def preset_actor_lr(plan: dict) -> float:
 # -- the stages --------------------------------------------------------------------------------------
 
 
-def stages(plan: dict, out: Path, deadline: float) -> list[Path]:
-    """Run the stages in order until the budget is spent; returns the CSVs of the finished ones."""
-    done = []
+def committed_runs(csv: Path) -> list[RunData]:
+    return read_report_inputs([csv]).runs
+
+
+def stages(plan: dict, out: Path, deadline: float) -> bool:
+    """Run the stages' seeds in order, each unless its CSV is committed, until the budget is spent;
+    returns whether every stage has all its seeds."""
     for stage in plan["stages"]:
-        directory = out / stage["name"]
-        print(f"\n== stage {stage['name']}: infoppo sweep {' '.join(stage['sweep'])}, {stage['seeds']} seeds")
-        finished = infoppo(
-            "sweep", *stage["sweep"], "--preset", plan["preset"], "--seeds", str(stage["seeds"]),
-            "--out", str(directory), "--retry-failed", *run_shape(plan), deadline=deadline,
-        )  # fmt: skip
-        if not finished:
-            break
-        done.append(export(directory, stage["name"]))
-    return done
+        name = stage["name"]
+        for seed in range(1, stage["seeds"] + 1):
+            csv = RESULTS / f"{name}-seed{seed}.csv"
+            if csv.exists():
+                continue
+            print(f"\n== stage {name}, seed {seed} of {stage['seeds']}: {' '.join(stage['sweep'])}")
+            directory = out / f"{name}-seed{seed}"
+            finished = infoppo(
+                "sweep", *stage["sweep"], "--preset", plan["preset"], "--seeds", "1",
+                "--first-seed", str(seed), "--out", str(directory), "--retry-failed", *run_shape(plan),
+                deadline=deadline,
+            )  # fmt: skip
+            if not finished:
+                return False
+            export(directory, csv.stem)
+        merge_stage(name, stage["seeds"])
+    return True
+
+
+def merge_stage(name: str, seeds: int) -> Path:
+    """A finished stage's seed CSVs as one ``<stage>.csv`` whose runs are one sweep named after the stage,
+    so that a figure draws each arm's seeds as one curve with its band; each seed file's provenance is
+    kept in the comment lines."""
+    inputs = read_report_inputs([RESULTS / f"{name}-seed{seed}.csv" for seed in range(1, seeds + 1)])
+    kinds = set(inputs.sweep_kinds.values())
+    if len(kinds) != 1:
+        raise SystemExit(f"stage {name}: its seeds' sweeps are of kinds {sorted(kinds)}, not one")
+    runs = [run.name for run in inputs.runs]
+    if len(set(runs)) != len(runs):
+        raise SystemExit(f"stage {name}: two of its seed files hold a run of the same name")
+    for run in inputs.runs:
+        run.sweep = name
+    inputs.sweep_kinds = {name: kinds.pop()}
+    merged = RESULTS / f"{name}.csv"
+    atomic_write_text(merged, data_csv_text(inputs, in_training_benches(inputs.runs)))
+    return merged
 
 
 def report(out: Path, design_file: Path) -> None:
     """Figures and contrasts from the committed CSVs alone."""
-    csvs = sorted(str(path) for path in RESULTS.glob("*.csv") if not path.name.startswith("stability"))
+    names = [stage["name"] for stage in design(design_file)["stages"]]
+    csvs = [str(RESULTS / f"{name}.csv") for name in names if (RESULTS / f"{name}.csv").exists()]
     if not csvs:
         raise SystemExit(f"no stage has finished yet: {RESULTS} holds no stage CSV")
     target = out / "report"

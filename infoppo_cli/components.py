@@ -125,20 +125,27 @@ class Optimizer:
 
 class RhoInputs:
     """What a rollout batch offers a rho normalisation, built once per batch: the old policy's entropy
-    and the action mask of each of its tensors, and the batch's values a normalisation may take after a
-    tensor's own entropy and mask (the properties below), each computed the first time one asks for it.
-    A normalisation that needs a new input is one more property here."""
+    and the action mask of each of its tensors, the model's config (Hugging Face's), and the values a
+    normalisation may take after a tensor's own entropy and mask (the properties below), derived from
+    those two the first time one asks for it. A normalisation that needs a new input is one more
+    property here, whether it comes from the batch or from the model."""
 
     def __init__(
-        self, entropies: Sequence[Tensor], masks: Sequence[Tensor], read_vocab_size: Callable[[], int]
+        self, entropies: Sequence[Tensor], masks: Sequence[Tensor], read_model_config: Callable[[], Any]
     ) -> None:
         self.entropies, self.masks = tuple(entropies), tuple(masks)
-        self._read_vocab_size = read_vocab_size
+        self._read_model_config = read_model_config
+
+    @cached_property
+    def model_config(self) -> Any:
+        """The policy's config, read only when a normalisation needs it."""
+        return self._read_model_config()
 
     @cached_property
     def vocab_size(self) -> int:
-        """The model's vocabulary size (its logits' width), read only when a normalisation needs it."""
-        return self._read_vocab_size()
+        """The model's vocabulary size, its logits' width (a multimodal model's: its text model's)."""
+        config = self.model_config
+        return int(getattr(config, "vocab_size", None) or config.get_text_config().vocab_size)
 
     @cached_property
     def batch_max_entropy(self) -> float:

@@ -317,7 +317,7 @@ _FIRST = {"extra_forbidden": 0, "missing": 1}
 def checked(model: Any, document: Any, source: str, where: Sequence[str] = ()) -> Any:
     """``document`` validated by the pydantic ``model``; the first problem is a :class:`UsageError`
     in :func:`file_problem`'s style (``where``: the table ``document`` is in)."""
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # lazy: heavy, kept off start-up
 
     try:
         return model.model_validate(document)

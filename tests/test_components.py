@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from functools import cached_property
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -71,7 +72,7 @@ def test_a_batch_computes_an_input_only_when_a_normalisation_asks_for_it():
     reads = []
     entropies = [torch.tensor([[1.0, 9.0]]), torch.tensor([[4.0, 2.0]])]
     masks = [torch.tensor([[1.0, 0.0]]), torch.ones(1, 2)]
-    batch = RhoInputs(entropies, masks, lambda: reads.append(1) or 100)
+    batch = RhoInputs(entropies, masks, lambda: reads.append(1) or SimpleNamespace(vocab_size=100))
     sentence, by_batch = NORMS["sentence"].densities(batch), NORMS["batch"].densities(batch)
     assert reads == [] and batch.batch_max_entropy == 4.0  # the masked-out 9.0 does not count
     assert [r.tolist() for r in by_batch] == [[[0.25, 0.0]], [[1.0, 0.5]]]

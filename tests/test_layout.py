@@ -1,10 +1,11 @@
 """The package's shape, checked: imports only point down the layers, no package's modules import each
-other in a cycle, modules stay short, Rich stays in ``cli/``, and no behaviour is chosen by comparing a
-method's name."""
+other in a cycle, an import inside a function outside ``cli/`` says why it is lazy, modules stay short,
+Rich stays in ``cli/``, and no behaviour is chosen by comparing a method's name."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,76 @@ def test_lazy_relative_and_type_checking_imports_are_edges():
         "infoppo_cli.eval.details",
         "infoppo_cli.grading",
     }
+
+
+LAZY = re.compile(r"#.*?\blazy:(?P<reason>.*)$")
+"""The comment that keeps an import inside a function: ``# lazy: <why>`` on its (first) line."""
+
+
+def unexplained_lazy_imports(source: str) -> list[str]:
+    """The imports inside a function body of ``source`` (nested ones, methods and ``async def`` too)
+    without a ``# lazy: <reason>`` comment on their first line, each as ``LINE: what is missing``; the
+    package's own modules (``infoppo_cli``, relative) are named as such."""
+    lines = source.splitlines()
+    found: dict[int, str] = {}
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            internal = getattr(node, "level", 0) > 0 or any(n.split(".")[0] == "infoppo_cli" for n in names)
+            comment = LAZY.search(lines[node.lineno - 1])
+            if comment is None:
+                found[node.lineno] = "no `# lazy: <reason>` comment"
+            elif not re.search(r"\w", comment["reason"]):
+                found[node.lineno] = "`# lazy:` without a reason"
+            else:
+                continue
+            if internal:
+                found[node.lineno] += " (an infoppo module: hoist it, or say why not)"
+    return [f"{line}: {problem}" for line, problem in sorted(found.items())]
+
+
+def test_every_import_inside_a_function_outside_cli_says_why_it_is_lazy():
+    """Lazy imports belong at the command line's edge (``cli/``); anywhere else an import sits at the top
+    of its module unless its line says why not (``# lazy: <reason>``: a heavy dependency kept off the
+    start-up or planning path, the process it must run in, an order it must follow)."""
+    unexplained = [
+        f"{path.relative_to(PACKAGE.parent)}:{problem}"
+        for path in MODULES
+        if unit_of(path) != "cli"
+        for problem in unexplained_lazy_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert not unexplained, "imports inside functions:\n" + "\n".join(unexplained)
+
+
+def test_a_lazy_import_without_a_reason_is_found():
+    source = (
+        "import json\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from infoppo_cli.eval.run import EvalRun\n"
+        "def f():\n"
+        "    import torch\n"  # 6: no comment
+        "    import ray  # lazy: only for Ray engines\n"
+        "    from infoppo_cli.data import hub\n"  # 8: an infoppo module, no comment
+        "    from infoppo_cli.tasks import ensure_task  # lazy:\n"  # 9: no reason
+        "    from . import details  # noqa: F401\n"  # 10: another comment is no reason
+        "    from pyarrow import (  # lazy: heavy, kept off start-up\n        parquet,\n    )\n"
+        "    from vllm import (\n        LLM,  # lazy: the reason belongs on the first line\n    )\n"  # 14
+        "    def inner():\n        import sympy  # noqa: F401  # lazy: heavy, kept off start-up\n"
+        "class C:\n    async def m(self):\n        import httpx\n"  # 21
+    )
+    assert unexplained_lazy_imports(source) == [
+        "6: no `# lazy: <reason>` comment",
+        "8: no `# lazy: <reason>` comment (an infoppo module: hoist it, or say why not)",
+        "9: `# lazy:` without a reason (an infoppo module: hoist it, or say why not)",
+        "10: no `# lazy: <reason>` comment (an infoppo module: hoist it, or say why not)",
+        "14: no `# lazy: <reason>` comment",
+        "21: no `# lazy: <reason>` comment",
+    ]
+    assert unexplained_lazy_imports("import torch\ndef f():\n    return torch.zeros(1)\n") == []
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

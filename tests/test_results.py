@@ -85,3 +85,58 @@ def test_the_stage_0_table_in_the_docs_is_the_committed_runs(csv: Path):
         assert curve == [one_decimal(value) for value in values]
         assert dip == one_decimal(max(max(values[:i]) - values[i] for i in range(1, len(values))))
         assert rise == f"{statistics.fmean(values[-3:]) - values[0]:+.1f}"
+
+
+@pytest.fixture
+def ablations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """benchmarks/bench_ablations.py with its results directory in ``tmp_path``."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import bench_ablations
+
+    monkeypatch.setattr(bench_ablations, "RESULTS", tmp_path)
+    return bench_ablations
+
+
+def split_by_seed(csv: Path, out: Path, stage: str) -> list[int]:
+    """``csv``'s runs written one seed per file as the ablation's stages write them
+    (``<stage>-seed<S>.csv``, each seed's runs one sweep); returns the seeds."""
+    lines = csv.read_text(encoding="utf-8").splitlines(keepends=True)
+    comments, (header, *rows) = [x for x in lines if x.startswith("#")], [x for x in lines if x[0] != "#"]
+    column = header.split(",").index("seed")
+    seeds = sorted({int(row.split(",")[column]) for row in rows})
+    sweep = read_report_inputs([csv]).runs[0].sweep
+    for seed in seeds:
+        mine = "".join(row for row in rows if int(row.split(",")[column]) == seed)
+        text = "".join(comments) + header + mine.replace(f",{sweep},", f",{stage}-seed{seed},")
+        (out / f"{stage}-seed{seed}.csv").write_text(text, encoding="utf-8")
+    return seeds
+
+
+def test_a_finished_stage_s_seed_files_merge_into_one_sweep_with_the_same_data(ablations, tmp_path):
+    committed = RESULTS / "ablations" / "stability-lr0.0001.csv"
+    seeds = split_by_seed(committed, tmp_path, "stage")
+    merged = read_report_inputs([ablations.merge_stage("stage", len(seeds))])
+    original = read_report_inputs([committed])
+    assert {run.sweep for run in merged.runs} == {"stage"} and merged.sweep_kinds == {"stage": "methods"}
+    assert {run.name: run.steps for run in merged.runs} == {run.name: run.steps for run in original.runs}
+    text = (tmp_path / "stage.csv").read_text(encoding="utf-8")
+    assert all(f"from {tmp_path / f'stage-seed{seed}.csv'}:" in text for seed in seeds)
+
+
+def test_stage_0_and_committed_seeds_are_read_not_run_again(ablations, tmp_path, monkeypatch):
+    """On a fresh clone the benchmark goes on from the committed files: stage 0's verdicts come from its
+    CSVs, and a stage whose seed files are all there is merged without running anything."""
+    for lr in ("0.0002", "0.0001"):
+        name = f"stability-lr{lr}.csv"
+        (tmp_path / name).write_text((RESULTS / "ablations" / name).read_text(encoding="utf-8"))
+    ran = []
+    monkeypatch.setattr(ablations, "infoppo", lambda *args, **kw: ran.append(args) or False)  # budget spent
+    plan = ablations.design(ROOT / "benchmarks" / "ablations.toml")
+    assert ablations.stability(plan, tmp_path / "sweeps", deadline=0.0) == 1e-4
+    only = {**plan, "stages": [{"name": "stage", "sweep": ["methods"], "seeds": 3}]}
+    split_by_seed(RESULTS / "ablations" / "stability-lr0.0001.csv", tmp_path, "stage")
+    assert ablations.stages(only, tmp_path / "sweeps", deadline=0.0) and ran == []
+    assert (tmp_path / "stage.csv").exists()
+    (tmp_path / "stage-seed3.csv").unlink()
+    assert not ablations.stages(only, tmp_path / "sweeps", deadline=0.0)
+    assert ran and ran[0][ran[0].index("--first-seed") + 1] == "3"

@@ -17,6 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from huggingface_hub import constants
+from safetensors import SafetensorError
+
 from infoppo_cli.errors import UsageError
 
 PROBE_TIMEOUT_S = 3.0
@@ -40,7 +43,7 @@ def first_line(exc: BaseException) -> str:
 
 def probe(endpoint: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
     """``None`` when ``endpoint`` answers an HTTP request (any status), else the reason it did not."""
-    import httpx
+    import httpx  # lazy: heavy, kept off start-up
 
     try:
         httpx.head(endpoint, timeout=timeout)
@@ -51,8 +54,6 @@ def probe(endpoint: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
 
 def go_offline() -> None:
     """Put this process (and the processes it starts) in the Hub libraries' offline mode."""
-    from huggingface_hub import constants
-
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     constants.HF_HUB_OFFLINE = True
@@ -68,8 +69,6 @@ def hub_unavailable() -> str | None:
     (``HF_HUB_OFFLINE=1``) is respected without a probe.
     """
     global _unreachable
-    from huggingface_hub import constants
-
     if _unreachable is None and not constants.is_offline_mode():
         failure = probe(constants.ENDPOINT)
         _unreachable = "" if failure is None else f"{constants.ENDPOINT} does not answer: {failure}"
@@ -85,7 +84,7 @@ def is_local(reference: str) -> bool:
 
 def cached_model(model: str) -> bool:
     """Whether the Hub model ``model`` has its ``config.json`` in the local cache."""
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # lazy: heavy, kept off start-up
 
     try:
         return isinstance(try_to_load_from_cache(model, "config.json"), str)
@@ -121,8 +120,6 @@ def loading(
     """Loading ``what`` ("the model org/m") from ``name``, a local path or a Hub id: a Hub id fails at
     once when the Hub cannot be used (no retries); any of ``errors`` becomes one :class:`UsageError`
     line, with ``how`` to go on for a Hub id."""
-    from safetensors import SafetensorError
-
     if not is_local(name):
         hub_unavailable()
     try:
@@ -144,8 +141,6 @@ def _weights_file(name: str) -> str:
 
 
 def _offline_mode_reason() -> str | None:
-    from huggingface_hub import constants
-
     return "HF_HUB_OFFLINE is set" if constants.is_offline_mode() else None
 
 

@@ -99,7 +99,7 @@ def trim_at_stop(token_ids: Sequence[int], stop_ids: Collection[int]) -> tuple[l
 
 def left_padded(prompts: Sequence[Sequence[int]], pad_id: int, device: Any = None) -> tuple[Any, Any]:
     """``(input_ids, attention_mask)`` of ``prompts`` padded on the left to the longest one."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     width = max(len(ids) for ids in prompts)
     input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
@@ -121,8 +121,12 @@ class PerSampleSampler:
     """
 
     def __init__(self, seeds: Sequence[int], sampling: Any, device: Any) -> None:
-        import torch
-        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+        import torch  # lazy: heavy, kept off planning
+        from transformers import (  # lazy: heavy, kept off planning
+            LogitsProcessorList,
+            TemperatureLogitsWarper,
+            TopPLogitsWarper,
+        )
 
         self.generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
         warpers = []
@@ -133,7 +137,7 @@ class PerSampleSampler:
         self.warpers = LogitsProcessorList(warpers)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
+        import torch  # lazy: heavy, kept off planning
 
         probabilities = torch.softmax(self.warpers(input_ids, scores).float(), dim=-1)
         chosen = torch.cat(
@@ -149,7 +153,7 @@ class PerSampleSampler:
 def seeded_generation_config(sampling: Sampling) -> Any:
     """The ``GenerationConfig`` of the per-row streams: greedy over the logits :class:`PerSampleSampler`
     leaves, with none of the checkpoint's own warpers or penalties (no top-k, no repetition penalty)."""
-    from transformers import GenerationConfig
+    from transformers import GenerationConfig  # lazy: heavy, kept off planning
 
     return GenerationConfig(
         do_sample=False,
@@ -166,7 +170,7 @@ def seeded_generation_config(sampling: Sampling) -> Any:
 
 
 def _seeded_arguments(sampling: Sampling, device: Any) -> dict[str, Any]:
-    from transformers import LogitsProcessorList
+    from transformers import LogitsProcessorList  # lazy: heavy, kept off planning
 
     processors = LogitsProcessorList()
     if not sampling.greedy:
@@ -194,7 +198,7 @@ def sample_batch(
     model: Any, prompts: Sequence[Sequence[int]], sampling: Sampling, device: Any = None
 ) -> list[Sampled]:
     """One response to each of ``prompts`` (token ids), drawn as the module says, on ``device``."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     _refuse_what_per_row_streams_ignore(sampling)
     input_ids, attention_mask = left_padded(prompts, sampling.pad_id, device)

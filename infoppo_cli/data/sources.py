@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.data import hub
 from infoppo_cli.data.rows import (
     ANSWER_COLUMNS,
     EXTRA_INFO,
@@ -81,7 +82,7 @@ def _looks_like_hub_id(source: str) -> bool:
 def _open_local(path: Path) -> Source:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: heavy, kept off start-up
 
         try:
             parquet = pq.ParquetFile(path)
@@ -104,15 +105,13 @@ HUB_DATA_ADVICE = (
 
 
 def _open_hub(hf_id: str) -> Source:
-    import datasets
+    import datasets  # lazy: heavy, kept off start-up
 
-    from infoppo_cli.data.hub import hub_error, hub_unavailable
-
-    hub_unavailable()  # without network: the cache only, at once (no retries), as eval and train
+    hub.hub_unavailable()  # without network: the cache only, at once (no retries), as eval and train
     try:
         dataset = datasets.load_dataset(hf_id, split="train")
     except Exception as exc:  # offline, unknown id, no access: the remedy is the same
-        raise hub_error(f"{hf_id} from the Hugging Face Hub", exc, HUB_DATA_ADVICE) from None
+        raise hub.hub_error(f"{hf_id} from the Hugging Face Hub", exc, HUB_DATA_ADVICE) from None
     columns = _arrow_columns(dataset.column_names, hf_id)
     tables = dataset.select_columns(columns).with_format("arrow").iter(batch_size=BATCH_ROWS)
     record_batches = (batch for table in tables for batch in table.to_batches())
@@ -130,7 +129,7 @@ def _arrow_columns(names: list[str], origin: str) -> list[str]:
 
 
 def _arrow_batches(batches: Iterator[Any], columns: list[str], origin: str) -> Iterator[Batch]:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: heavy, kept off start-up
 
     prompt, answer = columns[0], columns[1]
     while True:
@@ -149,8 +148,8 @@ def _arrow_batches(batches: Iterator[Any], columns: list[str], origin: str) -> I
 
 def _arrow_prompts(column: Any) -> list[Any]:
     """Prompt cells as Python values; a one-message list column is unpacked without building dicts."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: heavy, kept off start-up
+    import pyarrow.compute as pc  # lazy: heavy, kept off start-up
 
     kind = column.type
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
@@ -171,8 +170,8 @@ def _arrow_prompts(column: Any) -> list[Any]:
 
 
 def _arrow_answers(column: Any, is_reward_model: bool) -> list[Any]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: heavy, kept off start-up
+    import pyarrow.compute as pc  # lazy: heavy, kept off start-up
 
     if is_reward_model:
         if not pa.types.is_struct(column.type) or column.type.get_field_index(GROUND_TRUTH) < 0:
@@ -183,8 +182,8 @@ def _arrow_answers(column: Any, is_reward_model: bool) -> list[Any]:
 
 
 def _arrow_indices(column: Any) -> list[Any] | None:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow as pa  # lazy: heavy, kept off start-up
+    import pyarrow.compute as pc  # lazy: heavy, kept off start-up
 
     if not pa.types.is_struct(column.type) or column.type.get_field_index(SOURCE_INDEX) < 0:
         return None

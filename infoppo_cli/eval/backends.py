@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, Backend, check_model_reference
+from infoppo_cli.eval.hf_backend import HFBackend
+from infoppo_cli.eval.vllm_backend import VLLMBackend
 
 
 def load_backend(
@@ -18,11 +20,7 @@ def load_backend(
     (vllm, torch, transformers) are imported only when it is chosen."""
     check_model_reference(model)
     if name == "vllm":
-        from infoppo_cli.eval.vllm_backend import VLLMBackend
-
         return VLLMBackend(model, tensor_parallel=tensor_parallel, seed=seed)
     if name == "hf":
-        from infoppo_cli.eval.hf_backend import HFBackend
-
         return HFBackend(model, batch_size=batch_size)
     raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")

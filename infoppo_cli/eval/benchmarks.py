@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.data import hub
 from infoppo_cli.data.rows import Bad, is_verl_row, prompt_text, raw_problem, row_cells
 from infoppo_cli.data.templates import extract_dapo_problem
 from infoppo_cli.errors import UsageError
@@ -111,18 +112,16 @@ def load_bench(
 
 def _task_heldout(task: str) -> Path:
     """The held-out file of a built-in task (built offline and cached on first use)."""
-    from infoppo_cli.tasks import ensure_task
-    from infoppo_cli.tasks.recipes import task_recipe
+    from infoppo_cli.tasks import ensure_task  # lazy: tasks/ off start-up
+    from infoppo_cli.tasks.recipes import task_recipe  # lazy: tasks/ off start-up
 
     return ensure_task(task_recipe(task)).heldout_file
 
 
 def _rows_from_hub(spec: BenchSpec) -> list[dict[str, Any]]:
-    import datasets
+    import datasets  # lazy: heavy, kept off start-up
 
-    from infoppo_cli.data.hub import hub_error, hub_unavailable
-
-    hub_unavailable()  # without network: the cache only, at once (no retries)
+    hub.hub_unavailable()  # without network: the cache only, at once (no retries)
     rows: list[dict[str, Any]] = []
     for config in spec.configs or (None,):
         shown = spec.hf_id + (f" [{config}]" if config else "")
@@ -130,7 +129,7 @@ def _rows_from_hub(spec: BenchSpec) -> list[dict[str, Any]]:
             dataset = datasets.load_dataset(spec.hf_id, config, split=spec.split, revision=spec.revision)
         except Exception as exc:  # no network, no such dataset, auth: all need the same advice
             how = f"give a downloaded copy as {spec.name}=FILE (one of {', '.join(LOCAL_SUFFIXES)})"
-            raise hub_error(f"{spec.name} ({shown})", exc, how) from None
+            raise hub.hub_error(f"{spec.name} ({shown})", exc, how) from None
         part = dataset.to_list()
         for position, row in enumerate(part, start=1):
             row.setdefault("_config", config)
@@ -156,7 +155,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             with path.open(newline="", encoding="utf-8") as handle:
                 rows = list(csv.DictReader(handle))
         else:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # lazy: heavy, kept off start-up
 
             rows = pq.read_table(path).to_pylist()
     except UsageError:

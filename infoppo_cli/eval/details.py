@@ -66,8 +66,8 @@ def write_details(
     metrics: Mapping[str, Any],
 ) -> list[Path]:
     """Write one details parquet per bench with graded samples; returns the files written."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # lazy: heavy, kept off eval's dry run
+    import pyarrow.parquet as pq  # lazy: heavy, kept off eval's dry run
 
     max_tokens = metrics.get("settings", {}).get("max_tokens")
     written = []

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infoppo_cli.errors import EnvironmentProblem
+from infoppo_cli.eval import backends
 from infoppo_cli.eval.generation import VLLM_CHUNK_PROMPTS, Completion, GenerationRequest, SamplingSettings
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,7 @@ UNITS_IN_FLIGHT = 2
 def default_engines(tensor_parallel: int, gpus: int | None = None) -> int:
     """Visible GPUs divided by the tensor-parallel size, at least 1 (one CPU engine without GPUs)."""
     if gpus is None:
-        import torch
+        import torch  # lazy: heavy, kept off grading-only eval
 
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     return max(1, gpus // tensor_parallel)
@@ -71,9 +72,7 @@ class GenerationEngine:
     """One backend, loaded once, behind a Ray actor (``ray.remote(GenerationEngine)``)."""
 
     def __init__(self, spec: EngineSpec) -> None:
-        from infoppo_cli.eval.backends import load_backend
-
-        self.backend = load_backend(
+        self.backend = backends.load_backend(
             spec.backend,
             spec.model,
             tensor_parallel=spec.tensor_parallel,
@@ -105,7 +104,7 @@ def actor_options(spec: EngineSpec, gpus_available: bool) -> dict[str, Any]:
 
 def start_engines(spec: EngineSpec, count: int, address: str | None = None) -> list[Any]:
     """Start ``count`` engine actors (initialising Ray first when this process has not)."""
-    import ray
+    import ray  # lazy: only for Ray engines
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
@@ -124,8 +123,8 @@ class EnginePool:
     def run(
         self, units: Sequence[list[GenerationRequest]], sampling: SamplingSettings
     ) -> Iterator[list[Completion]]:
-        import ray
-        from ray.exceptions import RayActorError
+        import ray  # lazy: only for Ray engines
+        from ray.exceptions import RayActorError  # lazy: only for Ray engines
 
         queue = deque(units)
         in_flight: dict[Any, tuple[Any, list[GenerationRequest]]] = {}
@@ -154,7 +153,7 @@ class EnginePool:
             yield completions
 
     def shutdown(self) -> None:
-        import ray
+        import ray  # lazy: only for Ray engines
 
         for engine in self.engines:
             ray.kill(engine)

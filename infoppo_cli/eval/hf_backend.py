@@ -31,9 +31,9 @@ class HFBackend:
     name = "hf"
 
     def __init__(self, model: str, batch_size: int = HF_BATCH_SIZE) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM
-        from transformers.utils import logging as hf_logging
+        import torch  # lazy: only for the hf backend
+        from transformers import AutoModelForCausalLM  # lazy: only for the hf backend
+        from transformers.utils import logging as hf_logging  # lazy: only for the hf backend
 
         hf_logging.disable_progress_bar()  # the evaluation's own progress bars are enough
         if batch_size < 1:

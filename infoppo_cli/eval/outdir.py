@@ -17,6 +17,7 @@ from typing import Any
 
 from infoppo_cli.atomic import refuse_inside_inputs
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.benchmarks import load_bench
 from infoppo_cli.eval.registry import spec_for
 from infoppo_cli.eval.sample_store import SAMPLES_FILE
 from infoppo_cli.eval.settings import CONFIG_FILE, EvalSettings
@@ -105,7 +106,5 @@ def check_out_dir(out_dir: str | Path, settings: EvalSettings, option: str = "--
 def load_saved_bench(settings: Mapping[str, Any], bench: str) -> list[Any]:
     """The problems of ``bench`` as read by the evaluation whose saved ``settings`` these are (its local
     file, its ``--benches-file``, or the Hub)."""
-    from infoppo_cli.eval.benchmarks import load_bench
-
     files = dict(settings.get("bench_files") or {})
     return load_bench(bench, files.get(bench), settings.get("benches_file"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.details import write_details
 from infoppo_cli.eval.registry import spec_for
 from infoppo_cli.eval.run_state import EvalRun
 from infoppo_cli.eval.sample_store import SampleRecord
@@ -28,8 +29,6 @@ log = logging.getLogger(__name__)
 
 def write_outputs(run: EvalRun) -> dict[str, Any]:
     """Write ``metrics.json`` and the details (atomically), refresh the model card; return the metrics."""
-    from infoppo_cli.eval.details import write_details
-
     metrics = compute_metrics(run)
     write_eval_metrics(run.out_dir, metrics)
     write_details(run.out_dir, selected_records(run), run.problems, metrics)

@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
 from infoppo_cli.errors import InfoppoError
+from infoppo_cli.eval.benchmarks import load_bench
+from infoppo_cli.eval.engines import default_engines
 from infoppo_cli.eval.generation import TYPICAL_TOKENS_PER_S, check_model_reference, resolve_backend
 from infoppo_cli.eval.newest_run import ModelChoice
+from infoppo_cli.eval.outdir import check_out_dir
 from infoppo_cli.eval.registry import load_registry
+from infoppo_cli.eval.sample_store import SampleStore
 from infoppo_cli.eval.settings import EvalSettings
 
 Rows = list[tuple[str, str]]
@@ -38,8 +43,6 @@ class EvalPreview:
 
 def _benches(settings: EvalSettings, preview: EvalPreview) -> dict[str, int | None]:
     """Each benchmark's problem count: loaded here, else the registry's (``None`` when unknown)."""
-    from infoppo_cli.eval.benchmarks import load_bench
-
     registry = load_registry(settings.benches_file)
     counts: dict[str, int | None] = {}
     for name in settings.benches:
@@ -52,8 +55,6 @@ def _benches(settings: EvalSettings, preview: EvalPreview) -> dict[str, int | No
 
 def _stored(out_dir: Path, settings: EvalSettings, preview: EvalPreview) -> int:
     """Samples of these benchmarks (their first ``samples`` of each problem) already in ``out_dir``."""
-    from infoppo_cli.eval.sample_store import SampleStore
-
     store = preview.attempt(lambda: SampleStore(out_dir))
     if store is None:
         return 0
@@ -62,8 +63,6 @@ def _stored(out_dir: Path, settings: EvalSettings, preview: EvalPreview) -> int:
 
 def _backend(settings: EvalSettings, preview: EvalPreview) -> tuple[str, int, str]:
     """The backend's row, the number of engines and their row."""
-    from infoppo_cli.eval.engines import default_engines
-
     name = settings.backend or "vllm"
     preview.attempt(lambda: resolve_backend(settings.backend))
     engines = settings.engines or default_engines(settings.tensor_parallel)
@@ -97,9 +96,6 @@ def eval_preview(
 ) -> EvalPreview:
     """The dry run of ``settings`` into ``out_dir`` (see the module); ``choice``: the model picked
     without ``--model`` (``eval.newest_run``), shown with why, or ``no model: ...`` and its problem."""
-    from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
-    from infoppo_cli.eval.outdir import check_out_dir
-
     out_dir = Path(out_dir)
     preview = EvalPreview()
     if settings.source == "generate" and settings.model is None:

@@ -89,13 +89,13 @@ def registry_path() -> Path:
 
 def spec_from_table(name: str, table: Any, where: str) -> BenchSpec:
     """Check one registry table (:class:`BenchTable`; ``where`` names its file) and build it."""
-    from infoppo_cli.eval.bench_table import BenchTable  # pydantic: imported when a registry is read
+    from infoppo_cli.eval.bench_table import BenchTable  # lazy: pydantic, kept off start-up
 
     if not NAME_RULE.fullmatch(name):
         raise file_problem(where, (name,), f"is no benchmark name: {_NAME_ADVICE}")
     checked_table = checked(BenchTable, table, where, (name,))
     if checked_table.task:
-        from infoppo_cli.tasks.recipes import TASK_RECIPES  # imported only when a table names a task
+        from infoppo_cli.tasks.recipes import TASK_RECIPES  # lazy: tasks/ off start-up
 
         if checked_table.task not in TASK_RECIPES:
             known = ", ".join(TASK_RECIPES)

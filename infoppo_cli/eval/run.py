@@ -23,9 +23,27 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
+from infoppo_cli.data.templates import build_prompt, chat_prompt
 from infoppo_cli.errors import UsageError
-from infoppo_cli.eval.generation import Completion, GenerationRequest, check_model_reference, resolve_backend
+from infoppo_cli.eval import backends, generation
+from infoppo_cli.eval.benchmarks import load_bench
+from infoppo_cli.eval.engines import (
+    EnginePool,
+    EngineSpec,
+    default_engines,
+    shard,
+    start_engines,
+    unit_samples,
+)
+from infoppo_cli.eval.generation import (
+    Completion,
+    GenerationRequest,
+    check_model_reference,
+    resolve_backend,
+    workload_warning,
+)
 from infoppo_cli.eval.outdir import bench_source, check_sources, config_document, saved_sources
+from infoppo_cli.eval.outputs import write_outputs
 from infoppo_cli.eval.responses import Response, grade_responses, prompt_sha, read_responses
 from infoppo_cli.eval.run_state import EvalRun, Progress, no_progress
 from infoppo_cli.eval.sample_store import SampleRecord, SampleStore
@@ -43,8 +61,6 @@ def _key(bench: str, problem_id: str) -> str:
 
 def load_problems(settings: EvalSettings) -> dict[str, list[Any]]:
     """The problems of every selected bench (the loader guarantees unique ids within a bench)."""
-    from infoppo_cli.eval.benchmarks import load_bench
-
     return {
         bench: load_bench(bench, settings.bench_files.get(bench), settings.benches_file)
         for bench in settings.benches
@@ -55,8 +71,6 @@ def run_evaluation(
     settings: EvalSettings, out_dir: str | Path, progress: Progress = no_progress
 ) -> dict[str, Any]:
     """Generate (or read) and grade what ``out_dir`` still lacks, then write and return the metrics."""
-    from infoppo_cli.eval.outputs import write_outputs
-
     out_dir = Path(out_dir)
     store = SampleStore(out_dir)
     if settings.source == "generate":
@@ -209,9 +223,6 @@ def missing_requests(
 
 
 def _generate_missing(run: EvalRun) -> None:
-    from infoppo_cli.eval.engines import default_engines
-    from infoppo_cli.eval.generation import load_tokenizer, resolve_backend, workload_warning
-
     settings = run.settings
     counts = _stored_counts(run)
     total = settings.samples * sum(len(ps) for ps in run.problems.values())
@@ -222,7 +233,7 @@ def _generate_missing(run: EvalRun) -> None:
     warning = workload_warning(missing, settings.max_tokens, settings.backend or "vllm", engines)
     if warning:
         log.warning(warning)
-    requests = missing_requests(run, _prompts(run, load_tokenizer(settings.model)), counts)
+    requests = missing_requests(run, _prompts(run, generation.load_tokenizer(settings.model)), counts)
     if missing < total:
         log.info("resuming: %d of %d samples already in %s", total - missing, total, run.store.path)
     backend_name = resolve_backend(settings.backend)
@@ -244,8 +255,6 @@ def _generate_missing(run: EvalRun) -> None:
 
 def _prompts(run: EvalRun, tokenizer: Any) -> dict[str, str]:
     """Every problem's exact prompt text (the same for every backend: the tokenizer's chat template)."""
-    from infoppo_cli.data.templates import build_prompt, chat_prompt
-
     prompts = {
         _key(bench, p.id): build_prompt(tokenizer, p.problem, run.settings.template)
         for bench, ps in run.problems.items()
@@ -260,8 +269,6 @@ def _prompts(run: EvalRun, tokenizer: Any) -> dict[str, str]:
 
 def _completions(settings: EvalSettings, requests: list[GenerationRequest]) -> Iterator[list[Completion]]:
     """Generate ``requests`` in this process (one engine, no cluster) or on Ray engines."""
-    from infoppo_cli.eval.engines import default_engines
-
     engines = settings.engines or default_engines(settings.tensor_parallel)
     if engines == 1 and settings.address is None:
         yield from _generate_here(settings, requests)
@@ -270,10 +277,8 @@ def _completions(settings: EvalSettings, requests: list[GenerationRequest]) -> I
 
 
 def _generate_here(settings: EvalSettings, requests: list[GenerationRequest]) -> Iterator[list[Completion]]:
-    from infoppo_cli.eval.backends import load_backend
-
     log.info("loading %s (%s backend)", settings.model, settings.backend)
-    backend = load_backend(
+    backend = backends.load_backend(
         settings.backend,
         settings.model,
         tensor_parallel=settings.tensor_parallel,
@@ -286,9 +291,7 @@ def _generate_here(settings: EvalSettings, requests: list[GenerationRequest]) ->
 def _generate_on_ray(
     settings: EvalSettings, requests: list[GenerationRequest], engines: int
 ) -> Iterator[list[Completion]]:
-    import ray
-
-    from infoppo_cli.eval.engines import EnginePool, EngineSpec, shard, start_engines, unit_samples
+    import ray  # lazy: only for Ray engines
 
     started_ray = not ray.is_initialized()
     spec = EngineSpec(

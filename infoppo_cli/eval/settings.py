@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.data.templates import TEMPLATES
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.generation import BACKENDS, HF_BATCH_SIZE, SamplingSettings
 from infoppo_cli.eval.registry import DEFAULT_BENCHES, parse_selection
 from infoppo_cli.grading import DEFAULT_TIMEOUT
 from infoppo_cli.records.text import loads
+from infoppo_cli.rundir import run_of_model, trained_response_length
 from infoppo_cli.schema import (
     SAMPLES_PER_PROBLEM,
     SEEDS,
@@ -126,8 +128,6 @@ class EvalSettings:
     """The local file of each benchmark given as NAME=FILE (absolute paths); from ``--bench``."""
 
     def __post_init__(self) -> None:
-        from infoppo_cli.data.templates import TEMPLATES
-
         check_options(self)  # each option's declared limits; no empty text
         if not (math.isfinite(self.grade_timeout) and 0 < self.grade_timeout <= MAX_GRADE_TIMEOUT):
             raise UsageError(
@@ -169,8 +169,6 @@ def default_out_dir(model: str | None, responses: str | None) -> Path:
     """Where results go without ``--out``: ``RUN/eval`` for a model of an ``infoppo train`` run (so
     ``infoppo report RUN`` finds them), else ``evals/<model, slugged>`` (or ``evals/responses-<stem>``).
     Stable, so that rerunning the same command resumes it."""
-    from infoppo_cli.rundir import run_of_model
-
     if responses is not None:
         return Path("evals") / f"responses-{Path(responses).stem}"
     run = run_of_model(model) if model else None
@@ -239,8 +237,6 @@ def resolve_settings(options: Mapping[str, Any], out_dir: Path, resume: bool) ->
         ):
             chosen[name] = str(Path(chosen[name]).expanduser().resolve())
     if "max_tokens" not in chosen and chosen.get("model"):
-        from infoppo_cli.rundir import trained_response_length
-
         trained = trained_response_length(chosen["model"])
         if trained is not None:
             chosen["max_tokens"] = trained

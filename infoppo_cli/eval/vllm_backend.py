@@ -52,7 +52,7 @@ def vllm_engine_kwargs(model: str, tensor_parallel: int, seed: int, on_cpu: bool
 
 def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest, sample: int) -> Any:
     """``vllm.SamplingParams`` for one sample of ``request``: ``n=1`` with the sample's own seed."""
-    from vllm import SamplingParams
+    from vllm import SamplingParams  # lazy: only for the vllm backend
 
     return SamplingParams(
         n=1,
@@ -65,7 +65,7 @@ def vllm_sampling_params(sampling: SamplingSettings, request: GenerationRequest,
 
 def torch_threads() -> int:
     """The threads this process's torch uses (a Ray engine's share of the cores, set by its actor)."""
-    import torch
+    import torch  # lazy: only for the vllm backend
 
     return torch.get_num_threads()
 
@@ -92,10 +92,10 @@ class VLLMBackend:
         kwargs = vllm_engine_kwargs(model, tensor_parallel, seed, on_cpu)
         generation.require_vllm()
         if on_cpu:
-            from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment  # the training engines'
+            from infoppo_cli.openrlhf_adapter.cpu import rollout  # lazy: imports ray and openrlhf; CPU only
 
-            os.environ.update(engine_environment(torch_threads()))
-        import vllm
+            os.environ.update(rollout.engine_environment(torch_threads()))
+        import vllm  # lazy: only for the vllm backend, after its environment
 
         self.tokenizer = load_tokenizer(model)
         self.chunk_prompts = chunk_prompts
@@ -107,7 +107,7 @@ class VLLMBackend:
     def generate(
         self, requests: Sequence[GenerationRequest], sampling: SamplingSettings
     ) -> Iterator[list[Completion]]:
-        from vllm.inputs import TokensPrompt
+        from vllm.inputs import TokensPrompt  # lazy: only for the vllm backend
 
         for start in range(0, len(requests), self.chunk_prompts):
             rows = [(r, s) for r in requests[start : start + self.chunk_prompts] for s in r.sample_indices]

@@ -61,8 +61,8 @@ def rounded_equal(gold_text: str, gold: list[Any], prediction: list[Any], predic
 
 
 def _match(gold: Any, prediction: Any, places: _Written) -> bool:
-    from sympy import Eq, FiniteSet, Interval, Tuple
-    from sympy.matrices import MatrixBase
+    from sympy import Eq, FiniteSet, Interval, Tuple  # lazy: heavy, kept off start-up
+    from sympy.matrices import MatrixBase  # lazy: heavy, kept off start-up
 
     if isinstance(gold, Eq) and isinstance(prediction, Eq):
         return gold.lhs == prediction.lhs and _match(gold.rhs, prediction.rhs, places)
@@ -139,7 +139,7 @@ def _places_of(value: Fraction, places: dict[Fraction, int]) -> tuple[Fraction, 
 
 def _real(expression: Any) -> Fraction | None:
     """A finite real number as an exact fraction of its value to 30 places, or ``None``."""
-    from sympy import Expr, Float, Rational
+    from sympy import Expr, Float, Rational  # lazy: heavy, kept off start-up
 
     if not isinstance(expression, Expr) or not expression.is_number:
         return None

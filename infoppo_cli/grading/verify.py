@@ -32,7 +32,7 @@ def _configs() -> tuple[list[Any], list[Any]]:
     The span is the answer, so no anchor is needed. The LaTeX normalisation is math-verify's default
     (units, malformed operators such as ``\\sqrt2`` and ``\\frac12``, nits), as lighteval uses it.
     """
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig  # lazy: heavy, kept off start-up
 
     return [LatexExtractionConfig(boxed_match_priority=0)], [ExprExtractionConfig()]
 
@@ -41,7 +41,7 @@ def _configs() -> tuple[list[Any], list[Any]]:
 def _sentence_configs() -> list[Any]:
     """For an ``Answer:`` line written as a sentence: math-verify's own anchored readers pick the answer
     out of it (its README's recommended prediction config, with no reading outside the anchor)."""
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig  # lazy: heavy, kept off start-up
 
     return [
         LatexExtractionConfig(boxed_match_priority=0, try_extract_without_anchor=False),
@@ -63,7 +63,7 @@ def latex_span(answer: str) -> str:
 def _parse(text: str, plain: bool, inner_timeout: int | None) -> list[Any]:
     """math-verify's reading of a whole answer: a plain number by either reader, anything else by the
     LaTeX reader alone, so that no reader can stop at a leading number."""
-    from math_verify import parse
+    from math_verify import parse  # lazy: heavy, kept off start-up
 
     latex, expression = _configs()
     # LaTeX first even for a plain number: it reads the whole of one and is ~5x faster than the other.
@@ -100,7 +100,7 @@ def parse_prediction(
     if _PLAIN.fullmatch(normalised):
         return normalised, _parse(normalised, True, inner_timeout)
     if found.source != "box" and _has_prose(found.span):
-        from math_verify import parse
+        from math_verify import parse  # lazy: heavy, kept off start-up
 
         span = scientific_as_decimal(found.span)
         parsed = parse(
@@ -128,7 +128,7 @@ def _has_prose(span: str) -> bool:
 
 def equivalent(gold: list[Any], prediction: list[Any], inner_timeout: int | None) -> bool:
     """math-verify's ``verify(gold, prediction)``; one failing pairing does not hide the others."""
-    from math_verify import verify
+    from math_verify import verify  # lazy: heavy, kept off start-up
 
     try:
         return bool(verify(gold, prediction, timeout_seconds=inner_timeout, raise_on_error=True))
@@ -185,7 +185,7 @@ def inner_timeout_seconds(timeout: float) -> int:
 
 def read_pair(response: str, gold: str, inner_timeout: int | None) -> tuple[Verdict, Reading]:
     """Grade one pair and say how it was read (math-verify's ``TimeoutException`` becomes ``timeout``)."""
-    from math_verify.errors import TimeoutException
+    from math_verify.errors import TimeoutException  # lazy: heavy, kept off start-up
 
     found = extract(response)
     gold_normalised, gold_shown = normalise_answer(gold), "-"
@@ -275,7 +275,7 @@ def _parts_match(
 
 def _part_matches(gold: str, predicted: str, timeout: int | None) -> bool:
     """One gold part against one predicted part, each read whole as a single answer."""
-    from math_verify.errors import TimeoutException
+    from math_verify.errors import TimeoutException  # lazy: heavy, kept off start-up
 
     try:
         gold_normalised, gold_parsed = parse_gold(gold, timeout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -33,11 +34,12 @@ class Clock:
     """Gamma_token(0, T) = gamma ** T = :func:`infotime.token_discount`: token time's, for comparison."""
 
 
-def file_inputs(entropies: list[torch.Tensor], vocab_size: int) -> RhoInputs:
-    """The responses of one file (their token entropies) as what a rollout batch offers a rho
-    normalisation: ``--norm batch`` treats the file as one rollout batch."""
+def file_inputs(entropies: list[torch.Tensor], model_config: Any) -> RhoInputs:
+    """The responses of one file (their token entropies under the model whose config is
+    ``model_config``) as what a rollout batch offers a rho normalisation: ``--norm batch`` treats the
+    file as one rollout batch."""
     return RhoInputs(
-        [h.float()[None] for h in entropies], [torch.ones(1, len(h)) for h in entropies], lambda: vocab_size
+        [h.float()[None] for h in entropies], [torch.ones(1, len(h)) for h in entropies], lambda: model_config
     )
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from infoppo_cli.data.hub import loading
 from infoppo_cli.errors import UsageError
@@ -49,12 +51,13 @@ class Policy:
     model: Any
     tokenizer: Any
     device: torch.device
-    vocab_size: int
+    config: Any
+    """The model's config (Hugging Face's), kept when the weights are released."""
     max_positions: int | None = None
     """The config's ``max_position_embeddings``: the longest sequence the model was built for."""
 
     def release(self) -> None:
-        """Free the weights (the tokenizer and the vocabulary size stay)."""
+        """Free the weights (the tokenizer and the config stay)."""
         self.model = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
@@ -62,8 +65,6 @@ class Policy:
 
 def load_tokenizer(name: str) -> Any:
     """The tokenizer of a model directory or Hub id (:class:`UsageError` if it cannot load)."""
-    from transformers import AutoTokenizer
-
     if name.startswith(("/", ".", "~")) and not Path(name).expanduser().exists():
         raise UsageError(f"cannot load the model {name}: no such directory")
     with loading(f"the model {name}", name, LOAD_ERRORS, LOAD_ADVICE):
@@ -72,19 +73,15 @@ def load_tokenizer(name: str) -> Any:
 
 def load_policy(name: str, device: str | None = None, dtype: torch.dtype | None = None) -> Policy:
     """Load a model directory or Hub id with transformers; one that cannot load is a :class:`UsageError`."""
-    from transformers import AutoModelForCausalLM
-    from transformers.utils import logging as hf_logging
-
     hf_logging.disable_progress_bar()  # inspect draws its own progress bar
     chosen = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = dtype or (torch.bfloat16 if chosen.type == "cuda" else torch.float32)
     tokenizer = load_tokenizer(name)
     with loading(f"the model {name}", name, LOAD_ERRORS, LOAD_ADVICE):
         model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
-    vocab_size = int(model.get_output_embeddings().weight.shape[0])
     positions = getattr(model.config, "max_position_embeddings", None)
     limit = positions if isinstance(positions, int) and positions > 0 else None
-    return Policy(name, model.to(chosen).eval(), tokenizer, chosen, vocab_size, limit)
+    return Policy(name, model.to(chosen).eval(), tokenizer, chosen, model.config, limit)
 
 
 def policy_identity(name: str) -> str:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import matplotlib
 import pyarrow as pa
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from infoppo_cli.atomic import atomic_writer
 from infoppo_cli.inspect.cloud import draw_cloud
@@ -34,9 +36,6 @@ def _ranked(top: pa.Table, which: str) -> list[tuple[str, float, int]]:
 def write_figure(top: pa.Table, path: Path, counted_at_least: int) -> str:
     """Draw the figure into ``path`` atomically; returns ``"wordcloud"``."""
     matplotlib.use("Agg")
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     figure = Figure(figsize=(12, 6), dpi=DPI)
     FigureCanvasAgg(figure)
     figure.suptitle(f"Tokens seen at least {counted_at_least} times", fontsize=11)

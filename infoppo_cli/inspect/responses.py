@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.outdir import load_saved_bench
 from infoppo_cli.eval.settings import CONFIG_FILE, read_config
 from infoppo_cli.grading import grade_many
 from infoppo_cli.records import iter_jsonl
@@ -104,7 +105,6 @@ def _eval_problems(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> dict[t
             raise UsageError(
                 f"{path}, line {number} has no 'prompt' (nor the 'bench' and 'id' of an infoppo eval sample)"
             )
-    from infoppo_cli.eval.outdir import load_saved_bench  # only for eval files, which carry no prompt text
 
     settings = _eval_settings(path)
     problems: dict[tuple[str, str], str] = {}

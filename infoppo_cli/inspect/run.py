@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import torch
 
 from infoppo_cli.atomic import atomic_write_json, atomic_write_text, atomic_writer
+from infoppo_cli.data.templates import build_prompt  # the one prompt builder of training and eval
 from infoppo_cli.errors import UsageError
 from infoppo_cli.inspect import entropy as fwd
 from infoppo_cli.inspect.clock import ClockSettings, clock, file_inputs
@@ -49,8 +50,6 @@ def default_out_dir(responses: str | Path) -> Path:
 
 def rendered_prompts(tokenizer, items: Sequence[Item], template: str) -> list[fwd.Tokenized]:
     """Each item's ids: the prompt rendered as training renders it (template, then chat template)."""
-    from infoppo_cli.data.templates import build_prompt  # the one prompt builder of training and eval
-
     return [
         fwd.tokenize(tokenizer, build_prompt(tokenizer, item.prompt, template), item.response)
         for item in items
@@ -95,8 +94,8 @@ def _check_same_tokenizer(settings: InspectSettings, tokenizer) -> None:
         )
 
 
-def _clocks(values: list[torch.Tensor], settings: ClockSettings, vocab_size: int):
-    file = file_inputs(values, vocab_size)
+def _clocks(values: list[torch.Tensor], settings: ClockSettings, policy: fwd.Policy):
+    file = file_inputs(values, policy.config)
     return [clock(h, settings, file) for h in values]
 
 
@@ -143,14 +142,14 @@ def run_inspect(
     _check_same_tokenizer(settings, policy.tokenizer)
     tokenized = rendered_prompts(policy.tokenizer, items, settings.template)
     warnings.add(too_long(policy, tokenized))
-    clocks = _clocks(entropies(policy, tokenized, settings, out, progress), settings.clock, policy.vocab_size)
+    clocks = _clocks(entropies(policy, tokenized, settings, out, progress), settings.clock, policy)
     compared = [None] * len(items)
     if settings.compare is not None:
         other = fwd.load_policy(settings.compare)
         if other.max_positions != policy.max_positions:
             warnings.add(too_long(other, tokenized))
         values = entropies(other, tokenized, settings, out, progress)
-        compared = _clocks(values, settings.clock, other.vocab_size)
+        compared = _clocks(values, settings.clock, other)
     decode = token_decoder(policy.tokenizer)
     inspected = [
         Inspected(item.id, decode(t.response_ids), c, item.correct, d)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infoppo_cli.components import SETTINGS
+from infoppo_cli.data.templates import check_template
 from infoppo_cli.errors import UsageError
 from infoppo_cli.schema import option
 
@@ -52,7 +53,7 @@ class ClockSettings:
 def method_clock(**given: Any) -> ClockSettings:
     """The ``infoppo`` method's clock (its gamma, epsilons and normalisation, as its runs train with
     them), with the ``given`` values in their place."""
-    from infoppo_cli.train.methods import method
+    from infoppo_cli.train.methods import method  # lazy: pydantic, kept off start-up
 
     chosen = method(METHOD)
     settings = {
@@ -94,8 +95,6 @@ class InspectSettings:
     batch_tokens: int = 8192
 
     def __post_init__(self) -> None:
-        from infoppo_cli.data.templates import check_template
-
         check_template(self.template)
         for name in ("min_count", "top", "max_responses", "batch_tokens"):
             value = getattr(self, name)

@@ -7,10 +7,13 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+import openrlhf.models.actor as actor_module
 import ray
 import torch
 from openrlhf.trainer.ppo_trainer import PPOTrainer
+from openrlhf.trainer.ppo_utils.experience import Experience
 from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+from openrlhf.utils.vlm_utils import merge_mm_train_inputs
 
 from infoppo_cli.atomic import follow_umask
 from infoppo_cli.openrlhf_adapter.checkpoints import (
@@ -94,8 +97,6 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
         device = torch.cuda.current_device()
         mm_inputs = {}
         if mm_train_inputs_list and getattr(self.actor, "is_vlm", False):
-            from openrlhf.utils.vlm_utils import merge_mm_train_inputs
-
             mm_inputs = merge_mm_train_inputs(mm_train_inputs_list, device)
         return old_policy_forward(
             self.actor,
@@ -109,9 +110,6 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
 
     def infoppo_status(self) -> dict[str, Any]:
         """What this worker process has patched (for logs and tests)."""
-        import openrlhf.models.actor as actor_module
-        from openrlhf.trainer.ppo_utils.experience import Experience
-
         trainer = getattr(self, "trainer", None)
         return {
             "experience_fields": [f for f in (OLD_ENTROPY, INFO_RHO) if f in Experience.__dataclass_fields__],

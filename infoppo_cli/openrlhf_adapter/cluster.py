@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 PROBE_PREFIX = ".infoppo-storage-probe-"
 PATH_FLAGS = ("reward.remote_url", "data.prompt_dataset", "actor.model_name_or_path", "eval.dataset")
@@ -44,8 +45,6 @@ def local_paths(openrlhf_args: argparse.Namespace) -> list[str]:
 
 def unshared_paths(output_dir: str | Path, paths: list[str]) -> dict[str, list[str]]:
     """For each alive node of the connected Ray cluster that misses something: what it misses."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     token = uuid.uuid4().hex

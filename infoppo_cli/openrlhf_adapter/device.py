@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
 from infoppo_cli.resources import require_vllm_build
 
@@ -95,16 +96,14 @@ class CpuDevice(Device):
         return {} if ray_address else {"num_cpus": max(os.cpu_count() or 1, 2)}  # a local Ray: every core
 
     def prepare_launch(self) -> None:
-        from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
-
         self.require_vllm()
         os.environ[ACCELERATOR_ENV] = "cpu"
         install_stand_ins()
 
     def prepare_trainer(self) -> None:
-        from infoppo_cli.openrlhf_adapter.cpu.workers import install_cpu_classes
+        from infoppo_cli.openrlhf_adapter.cpu import workers  # lazy: imports openrlhf, after prepare_launch
 
-        install_cpu_classes()
+        workers.install_cpu_classes()
 
 
 CUDA = Device(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import torch
+from openrlhf.trainer.ppo_utils import experience as experience_module
 
 OLD_ENTROPY = "old_entropy"
 """(B, A) entropy of the old policy's next-token distribution at each action, 0 off the mask."""
@@ -20,8 +21,6 @@ INFO_RHO = "info_rho"
 
 def ensure_experience_fields() -> None:
     """Declare :data:`OLD_ENTROPY` and :data:`INFO_RHO` as "step" tensor fields (idempotent)."""
-    from openrlhf.trainer.ppo_utils import experience as experience_module
-
     cls = experience_module.Experience
     missing = [name for name in (OLD_ENTROPY, INFO_RHO) if name not in cls.__dataclass_fields__]
     if not missing:

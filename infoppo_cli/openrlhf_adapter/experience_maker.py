@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
+from transformers import AutoConfig
 
 from infoppo_cli.components import UNNAMED_NORM, RhoInputs, rho_normalisation
 from infoppo_cli.infotime import info_discount, token_discount
@@ -123,15 +124,14 @@ class InfoExperienceMaker(RemoteExperienceMaker):
         batch = RhoInputs(
             [getattr(e, OLD_ENTROPY) for e in experiences],
             [e.action_mask for e in experiences],
-            self._vocab_size,
+            self._model_config,
         )
         return norm.densities(batch)
 
-    def _vocab_size(self) -> int:
-        """The logits dimension (the model config's vocab_size, not ``len(tokenizer)``)."""
-        if not hasattr(self, "_vocab"):
-            from transformers import AutoConfig
-
-            config = AutoConfig.from_pretrained(self.args.actor.model_name_or_path, trust_remote_code=True)
-            self._vocab = int(getattr(config, "vocab_size", None) or config.get_text_config().vocab_size)
-        return self._vocab
+    def _model_config(self) -> Any:
+        """The actor's config, read once (for a normalisation that takes the model's values)."""
+        if not hasattr(self, "_config"):
+            self._config = AutoConfig.from_pretrained(
+                self.args.actor.model_name_or_path, trust_remote_code=True
+            )
+        return self._config

@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import difflib
 import importlib.util
 import math
 from functools import cache
 from typing import Any
 
+from infoppo_cli import resources
 from infoppo_cli.errors import UsageError
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
@@ -177,16 +179,12 @@ def _item_problem(action: argparse.Action, item: Any) -> str | None:
 
 
 def _suggestion(key: str) -> str:
-    import difflib
-
     close = difflib.get_close_matches(f"--{key}", list(_actions_by_flag()), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _version() -> str:
-    from infoppo_cli.resources import installed_version
-
-    return installed_version("openrlhf") or "(not installed)"
+    return resources.installed_version("openrlhf") or "(not installed)"
 
 
 def validate(argv: list[str]) -> argparse.Namespace:

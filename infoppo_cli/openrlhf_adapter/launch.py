@@ -15,10 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import infoppo_cli
 from infoppo_cli.components import ADVANTAGES
 from infoppo_cli.openrlhf_adapter.device import DEVICES
+from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
 from infoppo_cli.openrlhf_adapter.lifeline import stop_run_on_owner_death
 from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
+from infoppo_cli.openrlhf_adapter.reward_func import TIMEOUT_ENV, WORKERS_ENV
 from infoppo_cli.openrlhf_adapter.settings import CONFIG_ENV, InfoSettings, read_run_config
 from infoppo_cli.resources import require_openrlhf
 
@@ -37,8 +40,6 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     # Of infoppo's variables, the workers read the reward's tuning knobs and where the run's configuration
     # is (reward_func.py; its values are the method's `reward` component, from that file). Nothing else
     # goes: Ray writes every value of the runtime environment to its runtime_env_agent.log.
-    from infoppo_cli.openrlhf_adapter.reward_func import TIMEOUT_ENV, WORKERS_ENV
-
     passed = (WORKERS_ENV, TIMEOUT_ENV, CONFIG_ENV)  # the last: where the reward reads the run's settings
     env_vars.update({key: os.environ[key] for key in passed if key in os.environ})
     if "TQDM_DISABLE" in os.environ:  # `infoppo train` turns the workers' progress bars off (train/output.py)
@@ -48,8 +49,6 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
     # holds them; a cluster's nodes must have them in theirs (docs/training.md, "Secrets").
     runtime_env: dict[str, Any] = {"env_vars": env_vars}
     if settings.ray_address:  # a cluster's nodes get this checkout of infoppo with the job
-        import infoppo_cli
-
         runtime_env["py_modules"] = [infoppo_cli]
     DEVICES[settings.device].prepare_workers(runtime_env)
     return runtime_env
@@ -58,8 +57,6 @@ def ray_runtime_env(settings: InfoSettings) -> dict[str, Any]:
 def gpus_needed(openrlhf_argv: list[str]) -> int:
     """The GPUs OpenRLHF's ``train()`` asks Ray for with these flags: the actor's, plus the critic's,
     the reference model's and the vLLM engines' unless they share GPUs (``train.colocate_*``)."""
-    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
-
     args, _ = openrlhf_parser().parse_known_args(openrlhf_argv)
     flag = vars(args)
 
@@ -89,7 +86,7 @@ def start_ray(
     loopback, private session folder, see ``local_ray``); refuse,
     at once and in one line, a cluster with fewer GPUs than the run asks for (Ray would wait for them
     for ever), unless the run is on the CPU (``--device cpu``)."""
-    import ray
+    import ray  # lazy: Ray reads its settings at import, after prepare_environment (main)
 
     device = DEVICES[settings.device]
     options: dict[str, Any] = {"address": settings.ray_address, "runtime_env": ray_runtime_env(settings)}
@@ -113,15 +110,15 @@ def start_ray(
 
 def install(settings: InfoSettings) -> None:
     """Make OpenRLHF's ``train()`` build infoppo's actors and see ``args.infotime`` (this process)."""
-    import openrlhf.trainer.ppo_trainer as trainer_module
-    import openrlhf.trainer.ray.ppo_actor as actor_module
-    import openrlhf.utils.config as config_module
+    import openrlhf.trainer.ppo_trainer as trainer_module  # lazy: after prepare_launch's stand-ins (main)
+    import openrlhf.trainer.ray.ppo_actor as actor_module  # lazy: after prepare_launch's stand-ins (main)
+    import openrlhf.utils.config as config_module  # lazy: after prepare_launch's stand-ins (main)
 
-    from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
+    from infoppo_cli.openrlhf_adapter import actors  # lazy: imports openrlhf, after prepare_launch (main)
 
     # every method: its old-policy entropy is logged, and its HF checkpoints are rotated
-    actor_module.PolicyModelActor = InfoPolicyModelActor  # read by train_ppo_ray's module-level import
-    trainer_module.PPOTrainer = InfoPPOTrainer  # imported inside train() at call time
+    actor_module.PolicyModelActor = actors.InfoPolicyModelActor  # read by train_ppo_ray's module-level import
+    trainer_module.PPOTrainer = actors.InfoPPOTrainer  # imported inside train() at call time
     upstream = config_module.hierarchize
     if getattr(upstream, "_infoppo", False):
         return
@@ -142,13 +139,12 @@ def check_cluster_storage(settings: InfoSettings, openrlhf_argv: list[str]) -> N
     local paths the workers open (``cluster.py``); nothing to check on an embedded local Ray."""
     if not settings.ray_address or not settings.metrics_path:
         return
-    from infoppo_cli.openrlhf_adapter.cluster import local_paths, refusal, unshared_paths
-    from infoppo_cli.openrlhf_adapter.flags import openrlhf_parser
+    from infoppo_cli.openrlhf_adapter import cluster  # lazy: imports ray, after prepare_environment (main)
 
     parsed, _ = openrlhf_parser().parse_known_args(openrlhf_argv)
-    misses = unshared_paths(Path(settings.metrics_path).parent, local_paths(parsed))
+    misses = cluster.unshared_paths(Path(settings.metrics_path).parent, cluster.local_paths(parsed))
     if misses:
-        raise SystemExit(refusal(misses))
+        raise SystemExit(cluster.refusal(misses))
 
 
 def configured(argv: list[str]) -> tuple[Any, list[str]]:
@@ -177,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     stop_run_on_owner_death(run_dir, local.close if local is not None else lambda: None)
     if local is not None:
         local.prepare_environment()
-    import ray
+    import ray  # lazy: Ray reads its settings at import, after prepare_environment
 
     try:
         start_ray(settings, openrlhf_argv, local)

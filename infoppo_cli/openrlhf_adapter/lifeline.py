@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.records import utc_timestamp
+from infoppo_cli.rundir import RunDir, ended, read_manifest, write_manifest
+
 OWNER_ENV = "INFOPPO_OWNER"
 """``PID:FD``: the owner's pid and the child's end of its lifeline (set by :func:`start_owned`)."""
 PR_SET_PDEATHSIG = 1
@@ -258,9 +261,6 @@ def _silence_output() -> None:
 def _record_interruption(run_dir: Path, reason: str) -> None:
     """A last line in the run's ``train.log`` and ``interrupted`` in its manifest, where the owner
     would have written them."""
-    from infoppo_cli.records import utc_timestamp
-    from infoppo_cli.rundir import RunDir, ended, read_manifest, write_manifest
-
     run = RunDir(run_dir)
     with contextlib.suppress(OSError), open(run.train_log, "a", encoding="utf-8") as log:
         log.write(f"--- infoppo train interrupted {utc_timestamp()}: {reason}; training and Ray stopped\n")

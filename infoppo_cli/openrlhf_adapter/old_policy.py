@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import openrlhf.models.actor as actor_module
 import torch
 
 from infoppo_cli.infotime import token_entropy
@@ -53,8 +54,6 @@ def install_chunked_entropy(chunk_size: int, entropy_gradient: bool = True) -> N
     the upstream function; without a bonus (``actor.entropy_coef`` 0: DAPO-FT reads the training
     forward's entropy for its token mask only) the entropy is computed detached.
     """
-    import openrlhf.models.actor as actor_module
-
     upstream = getattr(actor_module.compute_entropy, "upstream", actor_module.compute_entropy)
 
     def entropy(logits: torch.Tensor) -> torch.Tensor:

@@ -154,8 +154,8 @@ def silent_bar(iterable: Any = None, *args: Any, **kwargs: Any) -> FoldedBar:
 def fold_upstream_bars(progress: TrainerProgress) -> None:
     """In this process (the trainer's): OpenRLHF's sample generator's bars count the current phase's
     prompts, its episode bar is silenced."""
-    import openrlhf.trainer.ppo_trainer as trainer_module
-    import openrlhf.trainer.ppo_utils.samples_generator as generator_module
+    import openrlhf.trainer.ppo_trainer as trainer_module  # lazy: kept off the driver
+    import openrlhf.trainer.ppo_utils.samples_generator as generator_module  # lazy: kept off the driver
 
     generator_module.tqdm = progress.bar
     trainer_module.tqdm = silent_bar

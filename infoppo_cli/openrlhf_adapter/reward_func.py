@@ -183,7 +183,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[str], **kwa
     ``scores`` are always 1/0 (they feed dynamic filtering); ``extra_logs`` holds per-sample flags
     ``accuracy``, ``answer_found``, ``grade_timeout`` and ``grade_error``.
     """
-    import torch
+    import torch  # lazy: the file imports without site-packages (loaded by path)
 
     queries, prompts, labels = list(queries or []), list(prompts or []), list(labels or [])
     count = max(len(queries), len(prompts), len(labels))

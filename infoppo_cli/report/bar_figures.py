@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+
 from infoppo_cli.report.curves import KIND_SYMBOLS, Bar
 from infoppo_cli.report.figures import PAPER_RC, colors_for, new_figure, one_legend, save_figure
 
@@ -55,8 +57,6 @@ def draw_final_bars(
 def final_bars_figure(kind: str, panels: Sequence[tuple[str, list[Bar]]]) -> Any:
     """Final accuracy per grid point: a bar per (value, arm) at the mean over seeds with its 95% CI,
     and every seed's score as a point on its bar; one panel per benchmark."""
-    import matplotlib
-
     bars = [bar for _, group in panels for bar in group]
     values = list(dict.fromkeys(bar.value_label for bar in bars))
     arms = list(dict.fromkeys(bar.arm for bar in bars))
@@ -108,8 +108,6 @@ def draw_mean_at_k(stem: Path, bars: Sequence[ScoreBar], formats: Sequence[str])
 
 def mean_at_k_figure(bars: Sequence[ScoreBar]) -> Any:
     """Mean@k per benchmark (x) and model (bar colour) with ± one standard error, one panel."""
-    import matplotlib
-
     benches = list(dict.fromkeys(bar.bench for bar in bars))
     labels = list(dict.fromkeys(bar.label for bar in bars))
     colors = colors_for(labels)

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+
 from infoppo_cli.report.contrasts import ARM_EXTRAS, METRICS, ArmSummary, ContrastResult, Difference
 from infoppo_cli.report.figures import PANEL_INCHES, PAPER_RC, new_figure, save_figure
 from infoppo_cli.report.tables import cell_text, markdown_table, table_csv
@@ -134,8 +136,6 @@ def contrasts_csv(results: Sequence[ContrastResult]) -> str:
 def forest_figure(results: Sequence[ContrastResult]) -> Any:
     """One row per contrast and metric (top to bottom in the file's order): the mean difference as a
     point with its 95% t interval, hollow where there is no interval; a vertical line at zero."""
-    import matplotlib
-
     entries = [
         (f"{result.contrast.name}: {difference.metric}", difference)
         for result in results

@@ -27,6 +27,7 @@ from typing import Any
 from infoppo_cli.errors import UsageError
 from infoppo_cli.report.curves import mean_ci
 from infoppo_cli.report.runs import RunData
+from infoppo_cli.report.tables import eval_benches_of
 
 MATCH_TOLERANCE = 1e-9
 CONTRAST_KEYS = ("name", "a", "b", "bench", "curve")
@@ -217,8 +218,6 @@ class ContrastResult:
 
 def in_training_benches(runs: Sequence[RunData], benches_file: str | Path | None = None) -> list[str]:
     """The benchmarks with an in-training accuracy curve in some run."""
-    from infoppo_cli.report.tables import eval_benches_of
-
     return [
         bench
         for bench in eval_benches_of(runs, benches_file)

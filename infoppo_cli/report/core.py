@@ -22,6 +22,7 @@ from typing import Any
 
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.benchmarks import bench_names
 from infoppo_cli.report.axis import X_AXES, on_responses_axis
 from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
 from infoppo_cli.report.contrast_report import (
@@ -127,8 +128,6 @@ def make_report(
     CSV files ``data_csv`` wrote; ``data_csv`` writes the raw per-step data of every run read
     (``report/raw_data.py``). ``contrasts_file``: pre-registered contrasts to compute, write
     (``contrasts.md``/``.csv``) and draw (``report/contrasts.py``), read before any input."""
-    from infoppo_cli.eval.benchmarks import bench_names
-
     bench_names(benches_file)  # checks the file before any directory is read
     if x_axis not in X_AXES:
         raise UsageError(f"unknown --x {x_axis!r}; choose one of: {', '.join(X_AXES)}")

@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
 from infoppo_cli.atomic import atomic_writer
 from infoppo_cli.report.curves import Curve
 from infoppo_cli.report.ticks import set_plain_log_ticks, set_step_ticks
@@ -107,9 +113,6 @@ CURVE_FIGURES: tuple[FigureSpec, ...] = (
 
 def new_figure(panels: int, title: str) -> Any:
     """A figure of ``panels`` panels side by side, drawn by Agg (so text can be measured before saving)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     figure = Figure(figsize=(PANEL_INCHES[0] * panels, PANEL_INCHES[1]), layout="constrained")
     FigureCanvasAgg(figure)
     figure.suptitle(title)
@@ -117,8 +120,6 @@ def new_figure(panels: int, title: str) -> Any:
 
 
 def colors_for(keys: Iterable[str]) -> dict[str, Any]:
-    import matplotlib
-
     ordered = list(dict.fromkeys(keys))
     palette = matplotlib.colormaps["tab10" if len(ordered) <= 10 else "viridis"]
     count = max(len(ordered) - 1, 1)
@@ -165,8 +166,6 @@ def _fitting_legend(figure: Any, handles: list[Any], labels: list[str]) -> tuple
 
 def save_figure(figure: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
     """Write ``stem.<format>`` for every format, each atomically."""
-    import matplotlib
-
     written = []
     with matplotlib.rc_context(PAPER_RC):
         for fmt in formats:
@@ -195,10 +194,6 @@ def curve_figure(
     """One panel per (y label, curves) with the training step on the x axis. Non-finite values leave a
     gap in their line, and a dotted vertical line in the curve's colour marks each step a curve turned
     non-finite."""
-    import matplotlib
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
     all_curves = [curve for _, curves in panels for curve in curves]
     colors = colors_for(curve.color_key for curve in all_curves)
     styles = _styles(curve.arm for curve in all_curves)

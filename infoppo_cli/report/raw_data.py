@@ -52,9 +52,12 @@ IDENTITY_COLUMNS = (
 STEP = "step"
 PARAMETERS = ("gamma", "lambd")
 """The settings the CSV carries (as :func:`report.runs.method_settings` and sweeps name them)."""
-EXTRA_STEP_METRICS = ("kl", "ppo_kl", "timing/step_total")
+EXTRA_STEP_METRICS = ("kl", "ppo_kl")
 """Per-step metrics no figure or table reads, kept for readers of the data: the KL to the reference and
-between the PPO epochs' policies, and the step's wall time."""
+between the PPO epochs' policies (and every :data:`TIMING` metric)."""
+TIMING = "timing/"
+"""The prefix of OpenRLHF's per-step wall times, each phase's (``timing/generation``,
+``timing/make_experience``, ``timing/ppo_train``, ``timing/broadcast``) and ``timing/step_total``."""
 FINAL = "final_"
 FINAL_WEIGHTS = "final_weights"
 COMMENT = "# "
@@ -63,14 +66,19 @@ COMMENT = "# "
 def metric_columns(runs: Sequence[RunData], benches: Sequence[str]) -> list[str]:
     """The per-step columns of ``runs``' CSV: each benchmark's in-training accuracy and its mean reward
     (which marks ``eval_<bench>`` as an accuracy, :func:`tables.eval_benches_of`), then what the tables,
-    figures, the responses axis and the health checks read, then :data:`EXTRA_STEP_METRICS`; only those
-    some step logged."""
+    figures, the responses axis and the health checks read, then :data:`EXTRA_STEP_METRICS` and every
+    :data:`TIMING` metric; only those some step logged."""
     suffixes = ("", REWARD_MEAN_SUFFIX, LEGACY_REWARD_MEAN_SUFFIX)
     wanted = [f"eval_{bench}{suffix}" for bench in benches for suffix in suffixes]
     wanted += [key for key, _ in TABLE_METRICS]
     wanted += [key for spec in CURVE_FIGURES for key, _ in spec.panels]
-    wanted += [*PER_STEP_KEYS, *COUNT_KEYS, *EXTRA_STEP_METRICS]
     logged = {key for run in runs for row in run.steps for key in row}
+    wanted += [
+        *PER_STEP_KEYS,
+        *COUNT_KEYS,
+        *EXTRA_STEP_METRICS,
+        *sorted(k for k in logged if k.startswith(TIMING)),
+    ]
     return [key for key in dict.fromkeys(wanted) if key in logged and key != STEP]
 
 

@@ -36,6 +36,7 @@ from infoppo_cli.rundir import (
 from infoppo_cli.rundir.lock import run_status
 from infoppo_cli.rundir.weights import short, weights_fingerprint
 from infoppo_cli.sweepdir.schema import SWEEP_FILE
+from infoppo_cli.train.resume import RUN_DEFINING
 
 SETTING_ALIASES = {"lambd": ("lambd", "lambda")}
 """A setting's names in ``RunData.parameters``: a sweep's (train's option) first, then a manifest's."""
@@ -201,8 +202,6 @@ def method_settings(config: dict[str, Any]) -> dict[str, Any]:
     """The settings that define a run (``train/resume.py``: gamma, lambda, clip, learning rates, the
     adaptive clip's epsilons, ...) and its RL steps, from a manifest's ``config``, named as a sweep
     names its parameters (train's option without dashes: ``eps-low-info``); unset ones left out."""
-    from infoppo_cli.train.resume import RUN_DEFINING
-
     skip = {"method", "model", "data", "seed"}  # columns of their own, or not a hyper-parameter
     found = {key: read(config) for key, read in RUN_DEFINING.items() if key not in skip}
     found["steps"] = (config.get("infotime") or {}).get("rl_steps")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from infoppo_cli.eval.benchmarks import bench_names, describe_bench
 from infoppo_cli.openrlhf_adapter.metrics_log import BENCHMARK_MEAN as TRAINER_BENCHMARK_MEAN
 from infoppo_cli.openrlhf_adapter.metrics_log import LEGACY_REWARD_MEAN_SUFFIX, REWARD_MEAN_SUFFIX
 from infoppo_cli.report.health import (
@@ -57,8 +58,6 @@ def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = N
     trainer's mean over benchmarks; ``eval_<X>`` counts as an accuracy in percent when X is a benchmark
     of the registry (with ``benches_file``'s) or the trainer logged X's mean reward beside it.
     """
-    from infoppo_cli.eval.benchmarks import bench_names
-
     known = set(bench_names(benches_file))
     logged = {
         key[len("eval_") :] for run in runs for row in run.steps for key in row if key.startswith("eval_")
@@ -73,8 +72,6 @@ def eval_benches_of(runs: Sequence[RunData], benches_file: str | Path | None = N
 def bench_titles(benches: Sequence[str], benches_file: str | Path | None = None) -> str:
     """A caption's sentence naming each benchmark by its registry title (``describe_bench``), e.g.
     ``" Benchmarks: aime24 = AIME 2024 (I + II)."``; empty when none has a title beyond its name."""
-    from infoppo_cli.eval.benchmarks import describe_bench
-
     titled = [(bench, describe_bench(bench, benches_file)["title"]) for bench in benches]
     named = [f"{bench} = {title}" for bench, title in titled if title and title != bench]
     return f" Benchmarks: {'; '.join(named)}." if named else ""
@@ -222,7 +219,7 @@ def write_tensorboard_hparams(
 ) -> int:
     """TensorBoard HParams summaries, one sub-directory per run with final metrics (``tensorboard
     --logdir DIR`` opens them in the HParams tab's parallel-coordinates view); returns how many."""
-    from torch.utils.tensorboard import SummaryWriter
+    from torch.utils.tensorboard import SummaryWriter  # lazy: only for --tensorboard
 
     columns, rows = hparams_rows(runs, benches, healths)
     metric_names = {*benches, "reward", "length"}

@@ -8,6 +8,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
+
 MOST_TICKS = 7
 """Ticks an axis of one panel (3.3 in) holds with its labels apart."""
 PLAIN_RANGE = (1e-3, 1e6)
@@ -68,8 +70,6 @@ def step_ticks(steps: Iterable[float], most: int = MOST_TICKS) -> list[float]:
 
 def set_step_ticks(ax: Any, steps: Sequence[float]) -> None:
     """Put the x ticks at :func:`step_ticks` of ``steps``, labelled by :func:`count_text`."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
     ticks = step_ticks(steps)
     if not ticks:
         return
@@ -82,8 +82,6 @@ def set_plain_log_ticks(ax: Any, values: Iterable[float]) -> None:
     """A log y axis labelled in plain numbers: within one decade about five evenly spaced ticks
     (``0.93 0.94 ... 0.98``), across decades powers of ten (``1 0.1 0.01 1e-6``) with unlabelled minor
     ticks between them (2-9 times each power over at most three decades, else one per decade)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
-
     shown = [value for value in values if math.isfinite(value) and value > 0]
     if not shown:
         return

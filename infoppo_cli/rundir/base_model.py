@@ -13,7 +13,7 @@ from typing import Any
 def hub_revision(model_id: str) -> str | None:
     """The commit of Hub model ``model_id`` that its ``main`` has in the local cache (what
     ``from_pretrained`` loads); ``None`` when it is not cached (or no Hub id)."""
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # lazy: heavy, kept off start-up
 
     try:
         found = try_to_load_from_cache(model_id, "config.json")

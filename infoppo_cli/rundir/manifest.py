@@ -24,6 +24,7 @@ from infoppo_cli.atomic import atomic_write_bytes, atomic_write_json
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.records.text import loads
+from infoppo_cli.resources import stack_versions
 from infoppo_cli.rundir.layout import RunDir, run_of_model
 
 _KINDS = {str: "a string", int: "an integer", dict: "an object"}
@@ -158,16 +159,26 @@ def restore_manifest(run: RunDir, saved: bytes) -> None:
     atomic_write_bytes(run.manifest, saved)
 
 
-def git_commit() -> str | None:
-    """The commit of infoppo's own checkout (``None`` outside one, or without git)."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.TimeoutExpired):
+UNCOMMITTED = "+uncommitted"
+"""After the commit, when infoppo's tracked files differ from it: the run's code is not that commit's."""
+
+
+def git_commit(root: Path = Path(__file__).resolve().parents[2]) -> str | None:
+    """The commit of infoppo's own checkout (``root``), followed by :data:`UNCOMMITTED` when its tracked
+    files have changes (``None`` outside a checkout, or without git)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
         return None
-    return out.stdout.strip() or None
+    changes = git("status", "--porcelain", "--untracked-files=no")
+    return commit + UNCOMMITTED if changes else commit
 
 
 def new_manifest(
@@ -175,8 +186,6 @@ def new_manifest(
 ) -> dict[str, Any]:
     """A run's manifest: its resolved ``config``, the exact ``command``, the stack's versions, infoppo's
     commit, the ``seed``, the ``status`` and the ``launch``'s fields (:func:`launch_fields`)."""
-    from infoppo_cli.resources import stack_versions
-
     return {
         "config": config,
         "command": command,

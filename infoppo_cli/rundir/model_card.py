@@ -75,7 +75,7 @@ The OpenRLHF process infoppo started (`manifest.json` holds every resolved setti
 
 def _eval_results(metrics: Mapping[str, Any] | None) -> list[Any] | None:
     """Hugging Face's ``model-index`` results: one per benchmark, its mean@k in percent."""
-    from huggingface_hub import EvalResult
+    from huggingface_hub import EvalResult  # lazy: heavy, kept off start-up
 
     benches = (metrics or {}).get("benches") or {}
     results = [
@@ -125,7 +125,7 @@ def model_card(
     manifest: Manifest, metrics: Mapping[str, Any] | None, name: str, weights: str | None = None
 ) -> str:
     """The card's text (see the module); ``weights``: the fingerprint of the directory's weights."""
-    from huggingface_hub import ModelCard, ModelCardData
+    from huggingface_hub import ModelCard, ModelCardData  # lazy: heavy, kept off start-up
 
     model = manifest.model or manifest.flag("actor.model_name_or_path")
     base = recorded_base(manifest.record, str(model) if model else None)

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.benchmarks import parse_selection, selection_text
 from infoppo_cli.eval.settings import EvalCommandOptions, EvalSettings
 from infoppo_cli.rundir import RunDir
-from infoppo_cli.schema import command_line, flag_of, option_fields
+from infoppo_cli.schema import SEEDS, command_line, flag_of, option_fields
 from infoppo_cli.sweep.kinds import CONTROLLED_HINTS, SWEEP_CONTROLLED_FIELDS, held_values
 from infoppo_cli.sweepdir.kinds import KINDS, Value, format_value, parse_time_arms, parse_values, sweep_kind
+from infoppo_cli.train.presets import preset
 from infoppo_cli.train.request import TrainRequest, train_argv
 
 __all__ = ["GridPoint", "SweepPlan", "build_plan", "expand_grid", "parse_time_arms", "parse_values"]
@@ -82,8 +84,11 @@ def expand_grid(
     arms: Sequence[str],
     seeds: int,
     held: Mapping[str, float] | None = None,
+    first_seed: int = 1,
 ) -> list[GridPoint]:
-    """Every (value, arm, seed) combination, value-major so that both arms of a value run back to back.
+    """Every (value, arm, seed) combination, seeds ``first_seed`` onwards, value-major and then
+    seed-major, so that both arms of a value run back to back and a sweep stopped early leaves whole
+    seeds (every arm of them) done.
 
     ``held`` are the options both arms hold (the info arm's method's when None). Where the two clocks
     coincide (γ = λ = 1: information-time GAE is then token-time GAE, and the arms run the same
@@ -96,7 +101,7 @@ def expand_grid(
     return [
         GridPoint(kind=kind, value=value, time=arm, seed=seed, held=frozen)
         for value in values
-        for seed in range(1, seeds + 1)
+        for seed in range(first_seed, first_seed + seeds)
         for arm in arms
         if not (arm == "token" and "info" in arms and clocks_coincide(kind, value, held))
     ]
@@ -134,6 +139,8 @@ class SweepPlan:
     arms: tuple[str, ...]
     seeds: int
     out_dir: Path
+    first_seed: int = 1
+    """``--first-seed``: the grid's seeds are ``first_seed .. first_seed + seeds - 1``."""
     eval_benches: tuple[str, ...] = ()
     """``--final-eval-bench``: the benchmarks each run's final model is evaluated on after training."""
     eval_max_tokens: int | None = None
@@ -148,7 +155,9 @@ class SweepPlan:
     @property
     def points(self) -> tuple[GridPoint, ...]:
         """Every run of the sweep, in the order they start."""
-        return tuple(expand_grid(self.kind, self.values, self.arms, self.seeds, self.effective_held()))
+        return tuple(
+            expand_grid(self.kind, self.values, self.arms, self.seeds, self.effective_held(), self.first_seed)
+        )
 
     def effective_held(self) -> dict[str, float]:
         """What every run holds, flag -> value: a train option's value where one is given."""
@@ -162,6 +171,7 @@ class SweepPlan:
             "values": [format_value(self.kind, value) for value in self.values],
             "time": list(self.arms),
             "seeds": self.seeds,
+            "first_seed": self.first_seed,
             "eval_bench": list(self.eval_benches),
             "train_options": dict(self.train_options),
             "run_name_prefix": self.run_name_prefix,
@@ -236,6 +246,7 @@ def build_plan(
     values: Sequence[str] | None = None,
     time: str | None = None,
     seeds: int = 1,
+    first_seed: int = 1,
     eval_benches: Sequence[str] = (),
     train_options: Mapping[str, Any] | None = None,
     run_name_prefix: str | None = None,
@@ -246,7 +257,7 @@ def build_plan(
     response_length = preset_response_length(preset)
     grid = preset_sweep_grid(preset, kind)
     check_train_options(kind, train_options or {})
-    check_seeds(seeds)
+    check_seeds(seeds, first_seed)
     defaults = grid.values if grid is not None else None
     parsed_values, arms = parse_values(kind, values, defaults), parse_time_arms(kind, time)
     check_grid_size(len(parsed_values), len(arms), seeds)
@@ -256,6 +267,7 @@ def build_plan(
         values=parsed_values,
         arms=arms,
         seeds=seeds,
+        first_seed=first_seed,
         out_dir=Path(out_dir).resolve(),
         eval_benches=tuple(eval_benches),
         eval_max_tokens=response_length,
@@ -265,13 +277,19 @@ def build_plan(
     )
 
 
-def check_seeds(seeds: int) -> None:
+def check_seeds(seeds: int, first_seed: int = 1) -> None:
+    if first_seed < 1:
+        raise UsageError(f"--first-seed must be >= 1, got {first_seed}")
+    if first_seed + seeds - 1 > SEEDS.most:
+        raise UsageError(
+            f"--first-seed {first_seed} with --seeds {seeds} goes past the largest seed, {SEEDS.most}"
+        )
     if seeds < 1:
         raise UsageError(f"--seeds must be >= 1, got {seeds}")
     if seeds > MAX_SEEDS:
         raise UsageError(
             f"--seeds {seeds} asks for more than {MAX_SEEDS} seeds of every grid point "
-            "(each a full training run); a sweep runs seeds 1..N, so give N"
+            "(each a full training run); a sweep runs N seeds from --first-seed, so give N"
         )
 
 
@@ -302,8 +320,6 @@ def long_sweep_warning(plan: SweepPlan, parallel: int) -> str | None:
 def parse_eval_benches(raw: str | None, benches_file: str | None = None) -> tuple[str, ...]:
     """The benchmarks of ``--final-eval-bench`` as ``eval --bench`` items (``aime24``, ``mine=/abs/f.jsonl``),
     parsed by the parser every benchmark option shares (names, ``NAME=FILE``, ``all``, ``none``)."""
-    from infoppo_cli.eval.benchmarks import parse_selection, selection_text
-
     if raw is None:
         return ()
     chosen = parse_selection(raw, benches_file, option="--final-eval-bench")
@@ -312,13 +328,9 @@ def parse_eval_benches(raw: str | None, benches_file: str | None = None) -> tupl
 
 def preset_response_length(name: str) -> int:
     """The preset's max response length; an unknown preset is a :class:`UsageError` listing them."""
-    from infoppo_cli.train.presets import preset
-
     return preset(name).max_response_tokens
 
 
 def preset_sweep_grid(name: str, kind: str) -> Any:
     """The preset's own grid for ``kind`` (``[sweeps.gamma]``: values and the held γ or λ), or None."""
-    from infoppo_cli.train.presets import preset
-
     return preset(name).sweeps.get(kind)

@@ -24,7 +24,7 @@ SWEEP_CONTROLLED_FIELDS: tuple[str, ...] = (
 )
 """The `infoppo train` request fields the sweep sets itself for each run; a sweep does not take them."""
 CONTROLLED_HINTS: dict[str, str] = {
-    "seed": " (use --seeds N for seeds 1..N)",
+    "seed": " (use --seeds N for seeds 1..N, --first-seed S to start at S)",
     "method": " (use --time info,token)",
     "address": " (runs join the Ray cluster they are launched on; --ray-dashboard submits them to one)",
     "run_name": " (each run is named after its grid point; --run-name-prefix NAME puts NAME- before it)",
@@ -34,7 +34,7 @@ CONTROLLED_HINTS: dict[str, str] = {
 
 def held_values(spec: SweepKind) -> dict[str, float]:
     """The value of each held option: the info arm's method's (its γ, λ from ``presets/methods.toml``)."""
-    from infoppo_cli.train.methods import method
+    from infoppo_cli.train.methods import method  # lazy: pydantic, kept off start-up
 
     info = method(ARM_METHODS["info"])
     return {flag: float(info.flag(HELD_FLAGS[flag])) for flag in spec.held}

@@ -15,8 +15,13 @@ from dataclasses import dataclass, field, replace
 
 from infoppo_cli.rundir import RunDir
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
+from infoppo_cli.sweep.relocate import left_running
+from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
 from infoppo_cli.sweep.state import SweepState
 from infoppo_cli.train.builtin_task import BuildProgress
+from infoppo_cli.train.plan import plan_training
+from infoppo_cli.train.preflight import BenchResults, launch_problems
+from infoppo_cli.train.request import PREPARE_DATA
 
 NAMED = 3
 """A problem of some points names this many of them, then counts the rest."""
@@ -66,9 +71,6 @@ def check_sweep(
 ) -> SweepCheck:
     """Plan and check every point this invocation would train (see the module). Without
     ``strict_data`` (a dry run) the default data file may be missing, as for ``train --dry-run``."""
-    from infoppo_cli.train.plan import plan_training
-    from infoppo_cli.train.preflight import BenchResults, launch_problems
-
     check = SweepCheck()
     found: dict[str, list[str]] = {}
     benches: BenchResults = {}
@@ -88,10 +90,6 @@ def check_sweep(
 def dry_run_notes(check: SweepCheck, launcher: str, existing: SweepState | None) -> list[str]:
     """What a real run of the sweep would meet that its dry run did not stop for: data not prepared
     yet, a moved sweep directory, SLURM missing here."""
-    from infoppo_cli.sweep.relocate import left_running
-    from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
-    from infoppo_cli.train.request import PREPARE_DATA
-
     notes = [f"{data} does not exist yet: {PREPARE_DATA}" for data in check.missing_data]
     if existing is not None and existing.moved_from:
         blocked = left_running(existing.runs, existing.moved_from)

@@ -49,7 +49,7 @@ class RayJobLauncher:
 
     @staticmethod
     def _connect(address: str) -> Any:
-        from ray.job_submission import JobSubmissionClient
+        from ray.job_submission import JobSubmissionClient  # lazy: only for --launcher ray
 
         try:
             return JobSubmissionClient(address)
@@ -111,7 +111,7 @@ class RayJobLauncher:
         return Handle(run=run, phase=phase, log_path=log_path, job_id=job_id)
 
     def poll(self, handle: Handle) -> PhaseResult | None:
-        from ray.job_submission import JobStatus
+        from ray.job_submission import JobStatus  # lazy: only for --launcher ray
 
         try:
             info = self._client.get_job_info(handle.job_id)

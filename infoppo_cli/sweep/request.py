@@ -58,7 +58,13 @@ class SweepRequest:
         default_text="info,token for gamma and lambda; info for clip and norm; all four for components "
         "and methods",
     )
-    seeds: int = option(1, "Run seeds 1..N of every grid point.")
+    seeds: int = option(1, "Run N seeds of every grid point: FIRST..FIRST+N-1 (--first-seed).")
+    first_seed: int = option(
+        1,
+        "The first seed of every grid point: more seeds for a study in another --out, or one study "
+        "split over machines (seeds 1-3 in one sweep, 4-5 in another).",
+        "--first-seed",
+    )
     out: Path | None = option(None, "Sweep directory.", "--out", "-o", default_text="sweeps/KIND-PRESET")
     launcher: str | None = option(
         None,
@@ -123,7 +129,7 @@ class SweepRequest:
 
     def plan(self, kind: str, train_options: Mapping[str, Any]) -> SweepPlan:
         """The grid of this request's ``kind`` sweep, every run with ``train_options``."""
-        from infoppo_cli.sweep.grid import build_plan, parse_eval_benches
+        from infoppo_cli.sweep.grid import build_plan, parse_eval_benches  # lazy: pydantic, off start-up
 
         return build_plan(
             kind,
@@ -132,6 +138,7 @@ class SweepRequest:
             values=self.values,
             time=self.time,
             seeds=self.seeds,
+            first_seed=self.first_seed,
             eval_benches=parse_eval_benches(self.final_eval_bench, train_options.get("benches_file")),
             train_options=train_options,
             run_name_prefix=self.run_name_prefix,
@@ -173,6 +180,7 @@ class SweepRequest:
             else None,
             time=",".join(plan.arms),
             seeds=plan.seeds,
+            first_seed=plan.first_seed,
             out=plan.out_dir,
             launcher="slurm" if chosen == "slurm" else None,
             ray_dashboard=self.ray_dashboard if chosen == "ray" else None,

@@ -123,7 +123,7 @@ class SlurmLauncher:
     ) -> None:
         """``checked``: the caller already ran :func:`check_slurm_settings` and :func:`require_slurm` (as
         ``infoppo sweep`` does before the sweep directory is made), so SLURM is not probed again."""
-        import submitit
+        import submitit  # lazy: only for --launcher slurm
 
         if not checked:
             check_slurm_settings(settings)
@@ -212,7 +212,7 @@ def run_phase_in_job(command: list[str], log_path: str, start_ray: bool) -> int:
     With ``start_ray`` the nodes form a Ray cluster first (the first node its head) and the command runs
     on the head with ``RAY_ADDRESS`` pointing at it; without it the first node runs the command alone.
     """
-    import submitit
+    import submitit  # lazy: only for --launcher slurm
 
     environment = submitit.JobEnvironment()
     head = environment.hostnames[0] if environment.hostnames else "127.0.0.1"

@@ -19,6 +19,7 @@ from infoppo_cli.atomic import atomic_write_json
 from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.records.text import loads
+from infoppo_cli.resources import stack_versions
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.records import PhaseRecord, RunRecord
 from infoppo_cli.sweep.relocate import left_running, reroot_document
@@ -222,8 +223,6 @@ def open_sweep(
     experiment in the same directory) is one too; a changed or added eval phase that has not run yet
     is replaced. Failed phases go back to pending only with ``retry_failed``.
     """
-    from infoppo_cli.resources import stack_versions
-
     path = plan.out_dir / STATE_FILE
     if not path.exists():
         stamp = utc_timestamp()
@@ -287,7 +286,12 @@ def open_sweep(
     )
 
 
-GRID_SETTINGS: dict[str, str] = {"values": "--values", "time": "--time", "seeds": "--seeds"}
+GRID_SETTINGS: dict[str, str] = {
+    "values": "--values",
+    "time": "--time",
+    "seeds": "--seeds",
+    "first_seed": "--first-seed",
+}
 """The recorded settings that make up a sweep's grid, and the option that sets each."""
 
 

@@ -25,7 +25,9 @@ from infoppo_cli.data.templates import DAPO_PREFIX, DAPO_SUFFIX
 from infoppo_cli.resources import installed_version
 from infoppo_cli.tasks.arithmetic import ArithmeticSpec, heldout_row, train_row, write_jsonl
 from infoppo_cli.tasks.chain import ChainSpec, ChainTeacherSpec
+from infoppo_cli.tasks.sampling import heldout_accuracy
 from infoppo_cli.tasks.teacher import TeacherSpec
+from infoppo_cli.tasks.tokenizer import train_tokenizer
 from infoppo_cli.tasks.warm_start import (
     ModelSpec,
     WarmStartSpec,
@@ -150,7 +152,7 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 @contextlib.contextmanager
 def _no_progress_bars() -> Iterator[None]:
     """Silence transformers' own tqdm bars (``Writing model shards``): progress is the caller's."""
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # lazy: heavy, kept off planning
 
     was_enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
@@ -162,8 +164,6 @@ def _no_progress_bars() -> Iterator[None]:
 
 
 def _tokenizer(corpus: list[str], spec: ModelSpec) -> Any:
-    from infoppo_cli.tasks.tokenizer import train_tokenizer
-
     return train_tokenizer(corpus, spec.vocab_size, (DAPO_PREFIX, DAPO_SUFFIX))
 
 
@@ -171,8 +171,6 @@ def _measure(
     model: Any, tokenizer: Any, heldout: list[Any], recipe: TaskRecipe, progress: Progress
 ) -> dict[str, Any]:
     """Held-out accuracy at temperature 1.0 and greedy, as recorded in the manifest."""
-    from infoppo_cli.tasks.sampling import heldout_accuracy
-
     if recipe.measure_samples < 1:
         return {}
     progress("measuring", 0, 2)

@@ -52,7 +52,7 @@ def sample(
 ) -> Samples:
     """One response per prompt (DAPO-templated prompt text, without the chat wrapping); ``temperature``
     0 is greedy. The same seed gives the same responses on the same machine."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     texts: list[str] = []
     lengths: list[int] = []

@@ -34,8 +34,15 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, phrases: Sequence[str
     """A ``PreTrainedTokenizerFast`` whose BPE merges are learnt from ``texts`` (about ``vocab_size``
     tokens), plus each of ``phrases`` as one token; eos ``<|im_end|>``, pad ``<|pad|>``, no bos, and
     the ChatML template."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import (  # lazy: heavy, kept off planning
+        AddedToken,
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        trainers,
+    )
+    from transformers import PreTrainedTokenizerFast  # lazy: heavy, kept off planning
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(

@@ -69,7 +69,7 @@ class WarmStartSpec:
 def single_threaded() -> Iterator[None]:
     """Run torch on one CPU thread inside the block: a model this small gains nothing from more, and
     on a busy machine several threads are many times slower than one (they wait on each other)."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -81,8 +81,8 @@ def single_threaded() -> Iterator[None]:
 
 def new_model(spec: ModelSpec, tokenizer: Any) -> Any:
     """A freshly initialised ``Qwen3ForCausalLM`` for ``tokenizer`` (tied embeddings, eos = end of turn)."""
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    import torch  # lazy: heavy, kept off planning
+    from transformers import Qwen3Config, Qwen3ForCausalLM  # lazy: heavy, kept off planning
 
     config = Qwen3Config(
         vocab_size=len(tokenizer),
@@ -107,7 +107,7 @@ def new_model(spec: ModelSpec, tokenizer: Any) -> Any:
 
 def set_generation_defaults(model: Any, tokenizer: Any) -> None:
     """Generation stops at ``<|im_end|>`` and pads with ``<|pad|>``; sampling settings are the caller's."""
-    from transformers import GenerationConfig
+    from transformers import GenerationConfig  # lazy: heavy, kept off planning
 
     model.generation_config = GenerationConfig(
         bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
@@ -125,7 +125,7 @@ def supervised_pass(
     """Train ``model`` in place on the teacher's responses to ``problems``; returns the last loss.
 
     ``on_step(step, loss)`` is called after every optimiser step (1-based)."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     prompts = _prompt_ids(tokenizer, problems)
     rng = random.Random(spec.seed)
@@ -174,7 +174,7 @@ def _lr_factor(step: int, spec: WarmStartSpec) -> float:
 
 def _batch(prompts: list[list[int]], replies: list[list[int]], pad_id: int) -> dict[str, Any]:
     """Right-padded ``input_ids``, ``attention_mask`` and ``labels`` (only the replies are learnt)."""
-    import torch
+    import torch  # lazy: heavy, kept off planning
 
     length = max(len(p) + len(r) for p, r in zip(prompts, replies, strict=True))
     input_ids = torch.full((len(prompts), length), pad_id, dtype=torch.long)

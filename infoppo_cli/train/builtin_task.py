@@ -11,6 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from infoppo_cli.errors import UsageError
+from infoppo_cli.tasks import cached_task, ensure_task, planned_task
+from infoppo_cli.tasks.recipes import BUILD_MINUTES, task_recipe
 from infoppo_cli.train.presets import Preset
 
 if TYPE_CHECKING:
@@ -54,10 +57,6 @@ def resolve_task(
     ``req`` unchanged for a preset without a task."""
     if chosen.task is None:
         return req, [], None
-    from infoppo_cli.errors import UsageError
-    from infoppo_cli.tasks import cached_task, ensure_task, planned_task
-    from infoppo_cli.tasks.recipes import task_recipe
-
     try:
         recipe = task_recipe(chosen.task)
     except UsageError as exc:
@@ -85,8 +84,6 @@ def _unbuilt(name: str, recipe: TaskRecipe, files: TaskFiles) -> UnbuiltTask:
 
 
 def _not_built_note(task: UnbuiltTask) -> str:
-    from infoppo_cli.tasks.recipes import BUILD_MINUTES
-
     minutes = BUILD_MINUTES.get(task.name)
     took = f"about {minutes} minutes on a 2-core CPU, an estimate" if minutes else "a while"
     return (

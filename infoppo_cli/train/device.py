@@ -9,7 +9,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import psutil
+
 from infoppo_cli.errors import UsageError
+from infoppo_cli.openrlhf_adapter.checkpoints import model_parameters
 from infoppo_cli.openrlhf_adapter.device import DEVICES
 
 CPU_FLOPS_PER_CORE = 2e10
@@ -56,8 +59,6 @@ def cpu_cost(params: float, flags: dict[str, Any], with_critic: bool) -> CpuCost
 
 
 def _total_memory() -> float:
-    import psutil
-
     return float(psutil.virtual_memory().total)
 
 
@@ -69,8 +70,6 @@ def check_device(
     directory cannot tell it yet, a task a dry run did not build)."""
     if DEVICES[device].uses_gpus:
         return None
-    from infoppo_cli.openrlhf_adapter.checkpoints import model_parameters
-
     for flag, why in CPU_INCOMPATIBLE.items():
         if flags.get(flag):
             raise UsageError(f"--device cpu cannot run with {flag}: {why}; drop it (--set {flag}=false)")

@@ -18,6 +18,8 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.data.templates import BOXED_PREFIX, DAPO_PREFIX, render_prompt
 from infoppo_cli.errors import UsageError
+from infoppo_cli.eval.benchmarks import load_bench
+from infoppo_cli.eval.registry import load_registry, parse_selection
 from infoppo_cli.records import iter_jsonl
 from infoppo_cli.records.text import dumps
 from infoppo_cli.rundir import RunDir
@@ -70,8 +72,6 @@ def eval_plan(
     off; the syntax of ``eval --bench``), ``--eval-every``, ``--eval-samples`` and ``--benches-file`` (a
     TOML file of more benchmarks, checked even when evaluation is off), with the defaults above; bad
     values are a :class:`UsageError`."""
-    from infoppo_cli.eval.registry import load_registry, parse_selection
-
     for name, value in (("--eval-every", every), ("--eval-samples", samples)):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be >= 1, got {value}")
@@ -105,7 +105,7 @@ def training_template(data: str) -> str:
 
 def _first_prompt(path: Path) -> Any:
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: heavy, kept off start-up
 
         try:
             table = pq.read_table(path, columns=["prompt"])
@@ -121,8 +121,6 @@ def load_eval_problems(plan: EvalPlan) -> dict[str, list[Any]]:
     """Every benchmark of ``plan`` loaded now (a local file, the Hub's cache, or a ``--benches-file``
     entry), so that one that cannot load is refused before the run, not hours in (the hint names
     ``--eval-bench``, which train and sweep share)."""
-    from infoppo_cli.eval.benchmarks import load_bench
-
     problems = {}
     for name, file in plan.benches.items():
         try:

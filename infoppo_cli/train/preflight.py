@@ -17,6 +17,7 @@ from typing import Any
 from infoppo_cli.errors import InfoppoError
 from infoppo_cli.train.eval_set import load_eval_problems
 from infoppo_cli.train.plan import TrainPlan
+from infoppo_cli.train.run import check_resume
 
 BenchResults = dict[tuple[str, str | None, str | None], str | None]
 """A benchmark's load problem (``None``: it loads) by (name, file, benches file): one load per sweep."""
@@ -41,8 +42,6 @@ def _bench_problem(plan: TrainPlan, name: str, file: str | None) -> str | None:
 def launch_problems(plan: TrainPlan, benches: BenchResults | None = None) -> list[str]:
     """Every problem that would refuse launching ``plan`` here (see the module), in the order a launch
     meets them; ``benches`` keeps each benchmark's result across the plans of one sweep."""
-    from infoppo_cli.train.run import check_resume
-
     problems = list(plan.problems)
     _attempt(problems, lambda: check_resume(plan))
     evaluation = plan.evaluation

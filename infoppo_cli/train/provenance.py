@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.rundir.base_model import hub_record
+from infoppo_cli.tasks.cache import cache_root
 from infoppo_cli.train.plan import TrainPlan
 
 
 def _task_model(plan: TrainPlan, model: str) -> dict[str, Any] | None:
     """The base model of a preset's task (built in infoppo's cache), or ``None`` for another model."""
-    from infoppo_cli.tasks.cache import cache_root
-
     if plan.preset.task is None:
         return None
     tasks = (cache_root() / "tasks").expanduser().resolve()

@@ -11,7 +11,9 @@ from typing import Any
 
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import parse_set_option
+from infoppo_cli.resources import stack_versions
 from infoppo_cli.rundir import MANIFEST_FILE, Manifest, read_manifest
+from infoppo_cli.rundir.manifest import git_commit
 from infoppo_cli.train.plan import TrainPlan, TrainRequest
 from infoppo_cli.train.request import DEFAULT_SEED
 
@@ -170,9 +172,6 @@ def replay_request(
 def differences(recorded: Recorded, plan: TrainPlan) -> list[tuple[str, str, str]]:
     """``(what, recorded, now)`` for every OpenRLHF flag, infoppo setting, version and the commit that
     differ, and the interpreter."""
-    from infoppo_cli.resources import stack_versions
-    from infoppo_cli.rundir.manifest import git_commit
-
     rows: list[tuple[str, str, str]] = []
     for key in sorted(set(recorded.flags) | set(plan.flags)):
         old, new = recorded.flags.get(key), plan.flags.get(key)

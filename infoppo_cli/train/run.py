@@ -153,7 +153,7 @@ def require_gpu(plan: TrainPlan) -> None:
     """A local run needs a CUDA GPU here; a cluster run (``--address``) is checked by Ray on arrival."""
     if plan.request.address:
         return
-    import torch
+    import torch  # lazy: heavy, kept off sweep planning
 
     if not torch.cuda.is_available():
         needed = plan.flags["actor.num_nodes"] * plan.flags["actor.num_gpus_per_node"]

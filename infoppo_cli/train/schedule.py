@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from infoppo_cli.data import hub
 from infoppo_cli.errors import UsageError
 from infoppo_cli.train.length import RunLength
 
@@ -51,11 +52,9 @@ class WarmupPlan:
 
 def _hub_rows(dataset_id: str, split: str) -> int:
     """Rows of a Hugging Face dataset's split from its metadata (needs the Hub; no download)."""
-    from infoppo_cli.data.hub import hub_unavailable
-
-    offline = hub_unavailable()  # without network: the cache only, at once (no retries)
+    offline = hub.hub_unavailable()  # without network: the cache only, at once (no retries)
     try:
-        from datasets import load_dataset_builder
+        from datasets import load_dataset_builder  # lazy: heavy, kept off planning
 
         splits = load_dataset_builder(dataset_id).info.splits or {}
         return int(splits[split].num_examples)
@@ -75,7 +74,7 @@ def count_prompts(data: str, split: str = "train") -> int:
         with path.open("rb") as handle:
             return sum(1 for line in handle if line.strip())
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: heavy, kept off planning
 
         return pq.ParquetFile(path).metadata.num_rows
     if path.exists():

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, get_args
 from urllib.parse import urlparse
 
+from infoppo_cli.data import hub
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter.flags import SECRET_FLAGS, env_reference
 from infoppo_cli.train.request import DEFAULT_WANDB_PROJECT, WANDB_MODE_CHOICES
@@ -116,9 +117,7 @@ def _chosen_mode(flags: dict[str, Any], mode: str, run_dir: Path) -> tuple[dict[
             )
         flags[KEY_FLAG] = env_reference(KEY_VARIABLE)  # turns wandb on; wandb reads its key itself
     if mode == "online" and not problems:
-        from infoppo_cli.data.hub import probe
-
-        failure = probe(wandb_server())
+        failure = hub.probe(wandb_server())
         if failure is not None:
             problems.append(
                 f"--wandb-mode online: {wandb_server()} does not answer ({failure}); use --wandb-mode "
@@ -141,9 +140,7 @@ def tracking_environment(
     env = {"WANDB_DIR": str(run_dir)}
     if os.environ.get("WANDB_MODE"):
         return env, [], []
-    from infoppo_cli.data.hub import probe
-
-    failure = probe(wandb_server())
+    failure = hub.probe(wandb_server())
     if failure is None:
         return env, [], []
     env["WANDB_MODE"] = "offline"

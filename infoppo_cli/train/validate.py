@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.components import SETTINGS
+from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
 from infoppo_cli.errors import UsageError
 from infoppo_cli.openrlhf_adapter import flags as openrlhf_flags
 from infoppo_cli.records.text import loads
@@ -53,7 +54,7 @@ def _jsonl_columns(path: Path) -> set[str]:
 
 
 def _parquet_columns(path: Path) -> set[str]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: heavy, kept off planning
 
     try:
         parquet = pq.ParquetFile(path)
@@ -83,8 +84,6 @@ def check_local_data(data: str, prompt_key: str, label_key: str) -> None:
 def check_model(model: str) -> None:
     """A model given as a local path (``/``, ``./``, ``../``, ``~``) must exist; a Hub id must be
     downloadable or cached (refused in seconds when the Hub does not answer, ``data.hub``)."""
-    from infoppo_cli.data.hub import HUB_MODEL_ADVICE, check_hub_model
-
     if model.startswith(_LOCAL_PREFIXES) and not Path(model).expanduser().exists():
         raise UsageError(f"model path {model} does not exist")
     check_hub_model(model, HUB_MODEL_ADVICE)

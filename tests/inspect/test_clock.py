@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -17,13 +18,16 @@ from infoppo_cli.inspect.clock import clock, discount_text, file_inputs
 from infoppo_cli.inspect.settings import ClockSettings, InspectSettings, method_clock
 from infoppo_cli.train.methods import method
 
+MODEL = SimpleNamespace(vocab_size=1000)
+"""A model config as a rho normalisation reads it."""
+
 entropies = st.lists(st.floats(0.0, 12.0), min_size=1, max_size=60).map(lambda xs: torch.tensor(xs))
 
 
 @settings(max_examples=60, deadline=None)
 @given(h=entropies, gamma=st.floats(0.5, 1.0), norm=st.sampled_from(list(NORMS)))
 def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
-    c = clock(h, method_clock(norm=norm, gamma=gamma), file_inputs([h, torch.tensor([12.0])], 1000))
+    c = clock(h, method_clock(norm=norm, gamma=gamma), file_inputs([h, torch.tensor([12.0])], MODEL))
     ones = torch.ones(1, len(h))
     for t in range(len(h)):
         prefix = torch.zeros(1, len(h))
@@ -40,7 +44,7 @@ def test_gamma_info_is_the_info_discount_of_each_prefix(h, gamma, norm):
 @given(h=entropies, eps_low=st.floats(0.0, 30.0), eps_high=st.floats(0.0, 30.0))
 def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
     c = clock(
-        h, ClockSettings("batch", 0.999, eps_low, eps_high), file_inputs([h, torch.tensor([13.0])], 1000)
+        h, ClockSettings("batch", 0.999, eps_low, eps_high), file_inputs([h, torch.tensor([13.0])], MODEL)
     )
     want_rho = information_density(h[None], torch.ones(1, len(h)), "batch", max_entropy=13.0)[0]
     torch.testing.assert_close(c.rho, want_rho)
@@ -51,7 +55,7 @@ def test_rho_and_clip_bounds_are_infotime_s(h, eps_low, eps_high):
 
 def test_batch_norm_divides_by_the_largest_entropy_of_the_file():
     values = [torch.tensor([1.0, 2.0]), torch.tensor([4.0, 0.5])]
-    file = file_inputs(values, 1000)
+    file = file_inputs(values, MODEL)
     assert file.batch_max_entropy == 4.0
     assert clock(values[0], method_clock(norm="batch"), file).rho.tolist() == [0.25, 0.5]
     assert clock(values[0], method_clock(norm="sentence"), file).rho.tolist() == [0.5, 1.0]
@@ -61,7 +65,7 @@ def test_batch_norm_divides_by_the_largest_entropy_of_the_file():
 
 
 def test_an_empty_response_has_an_empty_clock():
-    c = clock(torch.zeros(0), method_clock(), file_inputs([torch.tensor([1.0])], 1000))
+    c = clock(torch.zeros(0), method_clock(), file_inputs([torch.tensor([1.0])], MODEL))
     assert len(c.rho) == 0 and c.discount == 1.0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -18,6 +20,9 @@ from infoppo_cli.inspect.tokens import (
     token_table,
     top_tokens,
 )
+
+MODEL = SimpleNamespace(vocab_size=1000)
+"""A model config as a rho normalisation reads it."""
 
 
 def _stats(rows: list[tuple[str, float]]) -> pa.Table:
@@ -40,7 +45,7 @@ def _inspected(h, other=None, rid="x"):
     s = method_clock(norm="sentence")
 
     def clock_of(values):
-        return clock(torch.tensor(values), s, file_inputs([torch.tensor(values)], 1000))
+        return clock(torch.tensor(values), s, file_inputs([torch.tensor(values)], MODEL))
 
     second = clock_of(other) if other is not None else None
     return Inspected(rid, [f"t{i}" for i in range(len(h))], clock_of(h), None, second)

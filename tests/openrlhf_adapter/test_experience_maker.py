@@ -51,7 +51,7 @@ def test_rho_and_advantages_equal_the_core_functions(norm, monkeypatch):
     settings = method_settings("infoppo", norm=norm)
     flags = ("--algo.advantage.gamma", "0.999", "--algo.advantage.lambd", "0.99")
     maker = make_maker(settings, *flags)
-    monkeypatch.setattr(maker, "_vocab_size", lambda: 151_936)
+    monkeypatch.setattr(maker, "_model_config", lambda: SimpleNamespace(vocab_size=151_936))
     experiences = rollout_experiences(n_experiences=3, batch=2, width=10, seed=1)
     entropies = [e.old_entropy.clone() for e in experiences]
     masks = [e.action_mask.clone() for e in experiences]
@@ -151,7 +151,7 @@ def test_rho_is_made_once_per_batch_with_the_method_s_norm_for_every_method(
     a method without rho, with the batch-wide one); the actor's clip reads the same rho."""
     settings = method_settings(method) if norm is None else method_settings(method, norm=norm)
     maker = make_maker(settings, "--algo.advantage.gamma", "0.999", "--algo.advantage.lambd", "0.99")
-    monkeypatch.setattr(maker, "_vocab_size", lambda: 1_000)
+    monkeypatch.setattr(maker, "_model_config", lambda: SimpleNamespace(vocab_size=1_000))
     made = []
     densities = maker._densities
     monkeypatch.setattr(maker, "_densities", lambda batch: made.append(batch) or densities(batch))

@@ -94,6 +94,7 @@ def test_the_csv_holds_one_row_per_run_per_step_with_identity_and_blank_unlogged
         header
     )
     assert "eval_num_samples" not in header and "eval_aime24_truncated_rate" not in header  # kept small
+    assert {"timing/generation", "timing/ppo_train", "timing/step_total"} <= set(header)  # every phase's
     token = {int(row["step"]): row for row in rows if row["run"] == "gamma-0.99-token-seed1"}
     first = token[1]
     assert (first["sweep"], first["kind"], first["method"], first["time"]) == (
@@ -112,6 +113,7 @@ def test_the_csv_holds_one_row_per_run_per_step_with_identity_and_blank_unlogged
     assert first["eval_aime24"] == "" and first["rho_mean"] == ""  # no eval at step 1; token time logs no ρ
     assert float(token[4]["eval_aime24"]) == step_row(4, 0.99, "token", 1)["eval_aime24"]
     assert float(token[3]["reward_mean"]) == step_row(3, 0.99, "token", 1)["reward_mean"]
+    assert float(token[3]["timing/generation"]) == step_row(3, 0.99, "token", 1)["timing/generation"]
     assert float(first["final_aime24"]) == 30 + 0.99 + 1 and first["final_aime24_k"] == "16"
     assert {row["final_aime24"] for row in rows if row["run"] == "gamma-0.99-token-seed2"} == {""}
 

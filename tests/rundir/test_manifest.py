@@ -4,6 +4,7 @@ field."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -18,6 +19,7 @@ from infoppo_cli.rundir import (
     trained_response_length,
     write_manifest,
 )
+from infoppo_cli.rundir.manifest import UNCOMMITTED, git_commit
 
 RECORD = {
     "config": {
@@ -177,3 +179,21 @@ def test_a_manifest_is_restored_byte_for_byte(tmp_path):
     write_manifest(run, {**RECORD, "status": "failed"})
     restore_manifest(run, saved)
     assert run.manifest.read_bytes() == saved
+
+
+def test_the_commit_says_when_the_code_is_not_that_commits(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "code.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (tmp_path / "notes.txt").write_text("untracked files are not the code\n")
+    assert git_commit(tmp_path) == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == head + UNCOMMITTED
+    assert git_commit(tmp_path / "no-such-checkout") is None

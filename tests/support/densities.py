@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 from torch import Tensor
 
@@ -18,5 +20,5 @@ def information_density(
     if max_entropy is not None:
         entropies.append(torch.tensor([[float(max_entropy)]]))
         masks.append(torch.ones(1, 1))
-    batch = RhoInputs(entropies, masks, lambda: vocab_size)
+    batch = RhoInputs(entropies, masks, lambda: SimpleNamespace(vocab_size=vocab_size))
     return rho_normalisation(norm).density(entropy, mask, batch)

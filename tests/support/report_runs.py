@@ -24,6 +24,9 @@ def step_row(step: int, gamma: float, arm: str, seed: int) -> dict:
         "policy_loss": -0.01 * step,
         "critic_loss": 0.5,
         "token_discount_mean": gamma ** (1000.0 + 100 * step * gamma),
+        "timing/generation": 2.0 + seed / 10,
+        "timing/ppo_train": 3.0,
+        "timing/step_total": 5.5 + seed / 10,
     }
     if arm == "info":
         row |= {"rho_mean": 0.4 + 0.01 * step, "info_discount_mean": gamma ** (200 * step)}

@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from infoppo_cli.atomic import atomic_write_text
+
 STAND_IN = r"""
 import json, os, sys, time
 from pathlib import Path
@@ -106,7 +108,10 @@ PROMPTS = 512
 
 
 def write_prompts(path: Path) -> Path:
-    """A prompt JSONL that `infoppo train` accepts as --data (it refuses data shorter than one RL step)."""
-    rows = (json.dumps({"prompt": f"What is {n}+1?", "label": str(n + 1)}) for n in range(PROMPTS))
-    path.write_text("".join(row + "\n" for row in rows))
+    """A prompt JSONL that `infoppo train` accepts as --data (it refuses data shorter than one RL step).
+    Written once: a sweep resumed while the first one's jobs still start must not truncate the file they
+    are reading."""
+    if not path.exists():
+        rows = (json.dumps({"prompt": f"What is {n}+1?", "label": str(n + 1)}) for n in range(PROMPTS))
+        atomic_write_text(path, "".join(row + "\n" for row in rows))
     return path

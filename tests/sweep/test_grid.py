@@ -152,6 +152,14 @@ def test_values_time_and_seeds_override_the_defaults(tmp_path: Path) -> None:
         "gamma-0.999-token-seed1",
         "gamma-0.999-token-seed2",
     ]
+    later = plan_for("gamma", tmp_path, values=["0.97"], time="info,token", seeds=2, first_seed=4)
+    assert [p.name for p in later.points] == [  # seed-major: stopped early, whole seeds are done
+        "gamma-0.97-info-seed4",
+        "gamma-0.97-token-seed4",
+        "gamma-0.97-info-seed5",
+        "gamma-0.97-token-seed5",
+    ]
+    assert option(later.train_command(later.points[2]), "--seed") == "5"
     clip = plan_for("clip", tmp_path, values=["2.5:7"])
     assert clip.points[0].name == "clip-2.5-7-info-seed1"
     assert option(plan.train_command(plan.points[1]), "--seed") == "2"
@@ -256,6 +264,10 @@ def test_unknown_preset_seeds_and_bench_are_usage_errors(tmp_path: Path) -> None
         build_plan("gamma", preset="qwen9", out_dir=tmp_path)
     with pytest.raises(UsageError, match="--seeds must be >= 1"):
         plan_for("gamma", tmp_path, seeds=0)
+    with pytest.raises(UsageError, match="--first-seed must be >= 1, got 0"):
+        plan_for("gamma", tmp_path, first_seed=0)
+    with pytest.raises(UsageError, match="--first-seed 4294967295 with --seeds 2 goes past the largest seed"):
+        plan_for("gamma", tmp_path, first_seed=2**32 - 1, seeds=2)
     with pytest.raises(UsageError, match="unknown benchmark 'aime99'"):
         parse_eval_benches("aime24,aime99")
 

@@ -49,7 +49,7 @@ def _plan(tmp_path: Path, **options: Any):
     ids=["local", "ray", "slurm"],
 )
 def test_the_resume_command_reads_back_into_the_same_sweep(tmp_path, request_, slurm):
-    plan = _plan(tmp_path)
+    plan = _plan(tmp_path, first_seed=4)
     argv = request_.resume_command(plan, parallel=3, slurm=slurm)
     params = parsed_by_sweep(argv)
     again = SweepRequest(**given_fields(params, SweepRequest))

@@ -168,6 +168,7 @@ def test_a_failed_save_leaves_the_previous_file(tmp_path: Path, monkeypatch: pyt
     [
         ({"values": ["0.999,0.99,0.9"]}, "--values 0.999,0.99 -> 0.999,0.99,0.9"),
         ({"seeds": 2}, "--seeds 1 -> 2"),
+        ({"first_seed": 3}, "--first-seed 1 -> 3"),
         ({"time": "info"}, "--time info,token -> info"),
     ],
 )

@@ -21,9 +21,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import openrlhf.trainer.ray.vllm_engine as vllm_engine
 import ray
 from openrlhf.trainer.ray.vllm_engine import RolloutRayActor
+from ray.util.placement_group import placement_group
 
+from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads
 from infoppo_cli.openrlhf_adapter.cpu.weight_sync import WORKER_EXTENSION
 
 _UpstreamRollout = RolloutRayActor.__ray_actor_class__
@@ -54,8 +57,6 @@ class CpuRolloutRayActor(_UpstreamRollout):
     """Upstream's rollout engine with vLLM's CPU backend."""
 
     async def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads
-
         os.environ.update(engine_environment(cpu_threads()))
         kwargs["worker_extension_cls"] = WORKER_EXTENSION
         await super().__init__(*args, **kwargs)
@@ -88,14 +89,10 @@ CPU_ROLLOUT_ACTOR = _PlacedWithoutGpu(ray.remote(num_gpus=0)(CpuRolloutRayActor)
 
 def cpu_bundles(bundles: list[dict[str, float]], strategy: str = "PACK", **kwargs: Any):
     """Ray's ``placement_group`` with CPU bundles: no GPU, a token share of a CPU each."""
-    from ray.util.placement_group import placement_group
-
     return placement_group([{"CPU": ENGINE_CPU_SHARE} for _ in bundles], strategy=strategy, **kwargs)
 
 
 def place_engines_on_cpus() -> None:
     """Make upstream's ``create_vllm_engines`` (this process) build CPU engines on CPU bundles."""
-    import openrlhf.trainer.ray.vllm_engine as vllm_engine
-
     vllm_engine.placement_group = cpu_bundles
     vllm_engine.RolloutRayActor = CPU_ROLLOUT_ACTOR

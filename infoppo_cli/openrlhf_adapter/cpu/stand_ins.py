@@ -30,7 +30,7 @@ def install() -> None:
     if "flash_attn_2_cuda" in sys.modules or importlib.util.find_spec("flash_attn") is None:
         return  # extension present, or flash-attn absent (its import then fails as it would anyway)
     try:
-        import flash_attn_2_cuda  # noqa: F401
+        import flash_attn_2_cuda  # noqa: F401  # lazy: the import is the probe
     except ImportError:
         sys.modules["flash_attn_2_cuda"] = types.ModuleType("flash_attn_2_cuda")
         sys.modules[TRITON_CROSS_ENTROPY] = None  # its import now raises ImportError

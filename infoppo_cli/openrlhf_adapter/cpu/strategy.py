@@ -26,7 +26,7 @@ ACCELERATOR_ENV = "DS_ACCELERATOR"
 
 def cpu_device_mesh(device_type: str, mesh_shape: tuple[int, ...], **kwargs: Any):
     """``init_device_mesh`` with the mesh on the CPU whatever ``device_type`` the caller names."""
-    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.device_mesh import init_device_mesh  # lazy: heavy, kept off start-up
 
     return init_device_mesh("cpu", mesh_shape, **kwargs)
 
@@ -35,13 +35,13 @@ def run_deepspeed_on_cpu() -> None:
     """In this process: DeepSpeed's CPU accelerator, and OpenRLHF's strategy building its device mesh
     on the CPU (idempotent). Raises if DeepSpeed already chose another accelerator."""
     os.environ[ACCELERATOR_ENV] = "cpu"
-    from deepspeed.accelerator import get_accelerator
+    from deepspeed.accelerator import get_accelerator  # lazy: after DS_ACCELERATOR is set
 
     name = get_accelerator().device_name()
     if name != "cpu":
         raise RuntimeError(
             f"DeepSpeed chose the {name!r} accelerator in a CPU worker; set {ACCELERATOR_ENV}=cpu"
         )
-    import openrlhf.utils.deepspeed.deepspeed as strategy_module
+    import openrlhf.utils.deepspeed.deepspeed as strategy_module  # lazy: after DS_ACCELERATOR is set
 
     strategy_module.init_device_mesh = cpu_device_mesh

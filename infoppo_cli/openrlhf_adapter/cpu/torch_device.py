@@ -77,8 +77,8 @@ class CpuReplayBuffer(NaiveReplayBuffer):
 
 def keep_replay_buffers_on_cpu() -> None:
     """Make the actor's and the critic's trainers build :class:`CpuReplayBuffer` (this process)."""
-    import openrlhf.trainer.ray.ppo_actor as ppo_actor
-    import openrlhf.trainer.ray.ppo_critic as ppo_critic
+    import openrlhf.trainer.ray.ppo_actor as ppo_actor  # lazy: DeepSpeed, kept out of the vLLM engines
+    import openrlhf.trainer.ray.ppo_critic as ppo_critic  # lazy: DeepSpeed, kept out of the vLLM engines
 
     ppo_actor.NaiveReplayBuffer = CpuReplayBuffer
     ppo_critic.NaiveReplayBuffer = CpuReplayBuffer

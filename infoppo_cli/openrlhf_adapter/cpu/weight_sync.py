@@ -26,8 +26,10 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
+import openrlhf.utils.distributed_util as distributed_util
 import torch
 from openrlhf.trainer.ray.vllm_worker_wrap import WorkerWrap
+from torch.distributed import BroadcastOptions, PrefixStore, ProcessGroupGloo, TCPStore
 
 SYNC_TIMEOUT = timedelta(minutes=5)
 """How long a rank of the sync group waits for the others (joining, and each broadcast) before the
@@ -42,8 +44,6 @@ class GlooBroadcastGroup:
     there is none on a CPU)."""
 
     def __init__(self, master_address: str, master_port: int, rank: int, world_size: int) -> None:
-        from torch.distributed import PrefixStore, ProcessGroupGloo, TCPStore
-
         store = TCPStore(
             master_address, int(master_port), world_size, is_master=rank == 0, timeout=SYNC_TIMEOUT
         )
@@ -55,8 +55,6 @@ class GlooBroadcastGroup:
         self._store = store  # the group reads it while it lives
 
     def broadcast(self, tensor: torch.Tensor, src: int = 0, stream: Any = None) -> None:
-        from torch.distributed import BroadcastOptions
-
         options = BroadcastOptions()
         options.rootRank = src
         options.rootTensor = 0
@@ -91,8 +89,6 @@ class CpuWorkerWrap(WorkerWrap):
     """Upstream's vLLM worker extension, receiving the weights on the CPU."""
 
     def init_process_group(self, *args: Any, **kwargs: Any) -> None:
-        import openrlhf.utils.distributed_util as distributed_util
-
         # upstream's init_process_group imports stateless_init_process_group at call time
         distributed_util.stateless_init_process_group = gloo_sync_group
         super().init_process_group(*args, **kwargs)

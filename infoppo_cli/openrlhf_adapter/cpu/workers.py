@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import openrlhf.trainer.ray.launcher as launcher
+import openrlhf.trainer.ray.ppo_actor as ppo_actor
+import openrlhf.trainer.ray.ppo_critic as ppo_critic
 import ray
 import torch
 from openrlhf.trainer.ray.launcher import RayActorGroup
 from openrlhf.trainer.ray.ppo_critic import CriticModelActor
+from ray.util.placement_group import placement_group
 
 from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
 from infoppo_cli.openrlhf_adapter.cpu.rollout import place_engines_on_cpus
@@ -66,8 +70,6 @@ class CpuPolicyModelActor(InfoPolicyModelActor.__ray_actor_class__):
     checked against the actor's, so that no rollout is drawn from stale weights."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        import openrlhf.trainer.ray.ppo_actor as ppo_actor
-
         run_worker_on_cpu(_world_size(args, kwargs))
         ppo_actor.stateless_init_process_group = gloo_sync_group  # the weight-sync group, over gloo
         super().__init__(*args, **kwargs)
@@ -116,8 +118,6 @@ than cores)."""
 def cpu_placement_group(workers: int):
     """A placement group of one CPU bundle per worker on this node (upstream builds GPU bundles for
     a group of more than one worker, which a machine without GPUs never satisfies)."""
-    from ray.util.placement_group import placement_group
-
     group = placement_group([{"CPU": WORKER_CPU_SHARE}] * workers, strategy="PACK")
     ray.get(group.ready())
     return group
@@ -139,10 +139,6 @@ class CpuActorGroup(RayActorGroup):
 def install_cpu_classes() -> None:
     """Make OpenRLHF's ``train()`` (this process) build CPU engines, workers and groups (its strategy
     is upstream's ``DeepspeedStrategy``)."""
-    import openrlhf.trainer.ray.launcher as launcher
-    import openrlhf.trainer.ray.ppo_actor as ppo_actor
-    import openrlhf.trainer.ray.ppo_critic as ppo_critic
-
     place_engines_on_cpus()
     launcher.RayActorGroup = CpuActorGroup
     ppo_actor.PolicyModelActor = CpuPolicyModelActor
