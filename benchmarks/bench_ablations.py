@@ -39,7 +39,7 @@ from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.openrlhf_adapter.metrics_log import bench_accuracies
 from infoppo_cli.report.contrasts import in_training_benches
 from infoppo_cli.report.raw_data import data_csv_text, read_report_inputs
-from infoppo_cli.report.runs import RunData, read_sweep
+from infoppo_cli.report.runs import read_sweep
 from infoppo_cli.rundir import metric_series, read_metrics
 
 DESIGN = Path(__file__).with_name("ablations.toml")
@@ -180,7 +180,7 @@ class Verdict:
 def verdicts(csv: Path) -> list[Verdict]:
     """Stage 0's verdict on each run of one rate, from its committed CSV."""
     found = []
-    for run in committed_runs(csv):
+    for run in read_report_inputs([csv]).runs:
         accuracy = run.series(accuracy_key(run.steps))
         if len(accuracy) < 4:
             raise SystemExit(
@@ -296,10 +296,6 @@ def preset_actor_lr(plan: dict) -> float:
 # -- the stages --------------------------------------------------------------------------------------
 
 
-def committed_runs(csv: Path) -> list[RunData]:
-    return read_report_inputs([csv]).runs
-
-
 def stages(plan: dict, out: Path, deadline: float) -> bool:
     """Run the stages' seeds in order, each unless its CSV is committed, until the budget is spent;
     returns whether every stage has all its seeds."""
@@ -342,9 +338,9 @@ def merge_stage(name: str, seeds: int) -> Path:
     return merged
 
 
-def report(out: Path, design_file: Path) -> None:
-    """Figures and contrasts from the committed CSVs alone."""
-    names = [stage["name"] for stage in design(design_file)["stages"]]
+def report(plan: dict, out: Path, design_file: Path) -> None:
+    """Figures and contrasts from the committed CSVs alone (``plan``: ``design_file`` read)."""
+    names = [stage["name"] for stage in plan["stages"]]
     csvs = [str(RESULTS / f"{name}.csv") for name in names if (RESULTS / f"{name}.csv").exists()]
     if not csvs:
         raise SystemExit(f"no stage has finished yet: {RESULTS} holds no stage CSV")
@@ -393,7 +389,7 @@ def main() -> None:
             )
     if args.part == "stages" and not stages(plan, args.out, deadline):
         return
-    report(args.out, args.design)
+    report(plan, args.out, args.design)
 
 
 if __name__ == "__main__":
