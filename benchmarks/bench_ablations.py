@@ -48,7 +48,7 @@ RESULTS = RESULTS_ROOT / "ablations"
 """Where a design's CSVs go: ``results/<the design file's stem>/`` (set by :func:`main`)."""
 FIGURES = Path(__file__).parent.parent / "docs" / "img"
 STOP_GRACE_S = 300
-"""How long a sweep stopped at the budget (SIGINT) may take to leave its runs resumable."""
+"""How long a sweep stopped at the budget (SIGTERM) may take to leave its runs resumable."""
 
 
 def design(path: Path) -> dict:
@@ -56,15 +56,15 @@ def design(path: Path) -> dict:
 
 
 def infoppo(*args: str, deadline: float | None = None) -> bool:
-    """Run ``infoppo ARGS``; at ``deadline`` (monotonic) it is interrupted as Ctrl-C would, which a sweep
-    leaves resumable. Returns whether it finished; a failure stops the benchmark."""
+    """Run ``infoppo ARGS``; at ``deadline`` (monotonic) it is stopped (SIGTERM, which a sweep takes as
+    Ctrl-C), which a sweep leaves resumable. Returns whether it finished; a failure stops the benchmark."""
     print("$ infoppo", " ".join(args), flush=True)
     process = subprocess.Popen([sys.executable, "-m", "infoppo_cli", *args])
     try:
         code = process.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         print("\n== the budget is spent: stopping the sweep (rerun the same command to resume)", flush=True)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)  # a sweep's stop, as Ctrl-C; SIGINT is ignored under `... &`
         try:
             process.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:

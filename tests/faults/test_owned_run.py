@@ -28,6 +28,7 @@ import pytest
 from cli_process import run_infoppo, wait_for
 from sweep_stand_in import write_prompts
 
+from infoppo_cli.rundir import RunDir, read_manifest
 from infoppo_cli.sweep.launcher import EXECUTABLE_ENV
 
 pytestmark = pytest.mark.slow
@@ -38,13 +39,25 @@ STOPPED_WITHIN_S = 30.0
 """How long the run's processes may take to stop once their infoppo process is gone."""
 
 
-def _start(run: Path, *more: str, out: Path | None = None) -> subprocess.Popen[bytes]:
-    """``infoppo train`` in a session of its own (as a shell job), output to ``run``'s sibling file."""
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start(
+    run: Path, *more: str, out: Path | None = None, background: bool = False
+) -> subprocess.Popen[bytes]:
+    """``infoppo train`` in a session of its own (as a shell job), output to ``run``'s sibling file;
+    ``background``: with SIGINT ignored, as a script's ``infoppo train ... &`` starts it."""
     command = [sys.executable, "-m", "infoppo_cli", *TRAIN, "--output-dir", str(run), *more]
     env = {**os.environ, "COLUMNS": "250"}
     with open(out or run.parent / f"{run.name}.out", "ab") as log:
         return subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_ignore_sigint if background else None,
         )
 
 
@@ -138,6 +151,26 @@ def test_kill_9_of_the_cli_stops_its_training_and_the_next_command_knows(tmp_pat
     again = run_infoppo(*TRAIN, "--output-dir", str(run), "--dry-run", timeout=300)
     said = " ".join((again.stdout + again.stderr).split())
     assert again.returncode == 2 and "already holds a run that was interrupted" in said
+
+
+def test_kill_of_a_cli_started_in_the_background_stops_its_training(tmp_path, task_cache):
+    """A script's ``infoppo train ... &`` runs with SIGINT ignored, inherited by the launch process,
+    which the CLI stops with SIGINT: a plain ``kill`` of the CLI left the run training to its end."""
+    run = tmp_path / "run"
+    cli = _start(run, background=True)
+    groups: set[int] = set()
+    try:
+        wait_for(lambda: "step 1/3" in _log(run) or cli.poll() is not None, timeout=900, what="step 1/3")
+        assert cli.poll() is None, (tmp_path / "run.out").read_text()[-3000:]
+        groups = _groups(_run_tree(cli))
+        cli.send_signal(signal.SIGTERM)
+        assert cli.wait(timeout=120) != 0
+        left = _survivors(groups, STOPPED_WITHIN_S)
+        assert not left, f"still running after kill: {[p.name() for p in left]}"
+    finally:
+        _kill_all(groups)
+    assert "step 2/3" not in _log(run) and len(_steps(run)) <= 1, "it trained on after its kill"
+    assert read_manifest(RunDir(run)).get("status") == "interrupted"
 
 
 def test_a_second_command_on_a_run_in_use_is_refused_naming_its_pid(tmp_path, task_cache):

@@ -86,6 +86,29 @@ def _kill(*pids: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def test_an_owned_child_takes_sigint_though_a_background_shell_ignored_it(tmp_path):
+    """A script's ``infoppo train ... &`` starts with SIGINT ignored, which its children inherit; its
+    owner's SIGINT must stop an owned child all the same (it trained on before)."""
+    said = tmp_path / "child"
+    ignoring = subprocess.Popen(
+        [sys.executable, "-c", OWNER, sys.executable, "-c", CHILD, str(said)],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as the shell does
+    )
+    try:
+        assert _wait(lambda: _written(said), 60)
+        pid = int(said.read_text().split()[0])
+        ignored = int(Path(f"/proc/{pid}/status").read_text().split("SigIgn:")[1].split()[0], 16)
+        assert not ignored & (1 << (signal.SIGINT - 1))
+        os.kill(pid, signal.SIGINT)
+        assert _wait(lambda: not _alive(pid), 10), "the owned child ignored its owner's SIGINT"
+    finally:
+        ignoring.kill()
+        if said.exists():
+            _kill(int(said.read_text().split()[0]))
+
+
 @pytest.mark.parametrize("through_a_shell", [False, True], ids=["child", "behind-a-shell"])
 def test_an_owned_child_stops_when_its_owner_is_killed(tmp_path, through_a_shell):
     """Its parent's death signal stops a direct child; behind a wrapper shell (which outlives the owner)
