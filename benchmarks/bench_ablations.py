@@ -192,34 +192,40 @@ def verdicts(csv: Path) -> list[Verdict]:
     return sorted(found, key=lambda verdict: verdict.seed)
 
 
+def passes(verdict: Verdict, rule: dict) -> bool:
+    """The rule written in the design: the run rose and did not dip."""
+    return verdict.dip <= rule["dip_points"] and verdict.rise >= rule["rise_points"]
+
+
 def stable(found: list[Verdict], rule: dict) -> bool:
-    return all(v.dip <= rule["dip_points"] and v.rise >= rule["rise_points"] for v in found)
+    return all(passes(verdict, rule) for verdict in found)
 
 
 def stability(plan: dict, out: Path, deadline: float) -> float | None:
-    """Stage 0 to its verdict: the chosen actor learning rate (``None`` if the budget ran out first)."""
+    """Stage 0 to its verdict: the chosen actor learning rate (``None`` if the budget ran out first).
+    A rate whose CSV is committed is judged from it, without running it again."""
     rule, tried = plan["stability"], {}
     for lr in rule["actor_lrs"]:
         directory, csv = out / f"stability-lr{lr:g}", RESULTS / f"stability-lr{lr:g}.csv"
-        if csv.exists():
-            tried[lr] = verdicts(csv)
+        ran_now = not csv.exists()
+        if ran_now:
+            print(f"\n== stage 0: {rule['method']} at actor lr {lr:g}, {rule['seeds']} seeds", flush=True)
+            finished = infoppo(
+                "sweep", "methods", "--time", rule["method"], "--preset", plan["preset"],
+                "--seeds", str(rule["seeds"]), "--out", str(directory), "--retry-failed", *run_shape(plan),
+                "--set", f"actor.adam.lr={lr:g}", "--set", f"critic.adam.lr={lr * rule['critic_to_actor']:g}",
+                deadline=deadline,
+            )  # fmt: skip
+            if not finished:
+                return None
+            export(directory, csv.stem)
+        else:
             print(f"== stage 0 at actor lr {lr:g}: committed in {csv}", flush=True)
-            if stable(tried[lr], rule):
-                return lr
-            continue
-        print(f"\n== stage 0: {rule['method']} at actor lr {lr:g}, {rule['seeds']} seeds", flush=True)
-        finished = infoppo(
-            "sweep", "methods", "--time", rule["method"], "--preset", plan["preset"],
-            "--seeds", str(rule["seeds"]), "--out", str(directory), "--retry-failed", *run_shape(plan),
-            "--set", f"actor.adam.lr={lr:g}", "--set", f"critic.adam.lr={lr * rule['critic_to_actor']:g}",
-            deadline=deadline,
-        )  # fmt: skip
-        if not finished:
-            return None
-        tried[lr] = verdicts(export(directory, f"stability-lr{lr:g}"))
-        text = f"{stability_table({lr: tried[lr]}, rule)}\n\n{diagnosis(directory)}\n"
-        (RESULTS / f"stability-lr{lr:g}.md").write_text(text, encoding="utf-8")
-        print(text, flush=True)
+        tried[lr] = verdicts(csv)
+        if ran_now:
+            text = f"{stability_table({lr: tried[lr]}, rule)}\n\n{diagnosis(directory)}\n"
+            (RESULTS / f"{csv.stem}.md").write_text(text, encoding="utf-8")
+            print(text, flush=True)
         if stable(tried[lr], rule):
             return lr
     dipping = {lr: sum(v.dip > rule["dip_points"] for v in found) for lr, found in tried.items()}
@@ -234,10 +240,8 @@ def stability_table(tried: dict[float, list[Verdict]], rule: dict) -> str:
     for lr, found in tried.items():
         for v in found:
             curve = " → ".join(f"{value:.1f}" for _, value in v.accuracies)
-            ok = v.dip <= rule["dip_points"] and v.rise >= rule["rise_points"]
-            lines.append(
-                f"| {lr:g} | {v.seed} | {curve} | {v.dip:.1f} | {v.rise:+.1f} | {'ok' if ok else 'no'} |"
-            )
+            verdict = "ok" if passes(v, rule) else "no"
+            lines.append(f"| {lr:g} | {v.seed} | {curve} | {v.dip:.1f} | {v.rise:+.1f} | {verdict} |")
     return "\n".join(lines)
 
 

@@ -140,3 +140,29 @@ def test_stage_0_and_committed_seeds_are_read_not_run_again(ablations, tmp_path,
     (tmp_path / "stage-seed3.csv").unlink()
     assert not ablations.stages(only, tmp_path / "sweeps", deadline=0.0)
     assert ran and ran[0][ran[0].index("--first-seed") + 1] == "3"
+
+
+def test_stage_0_runs_a_rate_not_committed_and_judges_it_from_its_exported_csv(
+    ablations, tmp_path, monkeypatch
+):
+    name = "stability-lr0.0002.csv"
+    (tmp_path / name).write_text((RESULTS / "ablations" / name).read_text(encoding="utf-8"))
+    ran = []
+
+    def sweep(*args, **kw):
+        ran.append(args)
+        return True
+
+    def export(directory, stem):  # the sweep's raw data, as `infoppo report --csv` writes it
+        committed = (RESULTS / "ablations" / f"{stem}.csv").read_text(encoding="utf-8")
+        (tmp_path / f"{stem}.csv").write_text(committed, encoding="utf-8")
+        return tmp_path / f"{stem}.csv"
+
+    monkeypatch.setattr(ablations, "infoppo", sweep)
+    monkeypatch.setattr(ablations, "export", export)
+    monkeypatch.setattr(ablations, "diagnosis", lambda directory: "(diagnosis)")
+    plan = ablations.design(ROOT / "benchmarks" / "ablations.toml")
+    assert ablations.stability(plan, tmp_path / "sweeps", deadline=0.0) == 1e-4
+    assert len(ran) == 1 and "actor.adam.lr=0.0001" in ran[0]  # 2e-4 was read, not run
+    table = (tmp_path / "stability-lr0.0001.md").read_text(encoding="utf-8")
+    assert "(diagnosis)" in table and table.count("| 0.0001 |") == 3
