@@ -300,6 +300,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         states = self.init_checkpoint_states()
         self.steps_done = first = int(states.get("global_step", 0) or 0)
         self._step_states = (first, _loop_states(states))
+        self.metrics_log.resumed(first)
         done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
         opening = self._opening_eval(first, done)
         self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))

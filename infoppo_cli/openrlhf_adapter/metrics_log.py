@@ -4,8 +4,8 @@ The file's format and its writer are :mod:`infoppo_cli.rundir`'s (its schema, an
 :class:`~infoppo_cli.rundir.MetricsWriter`: a non-finite value, a step that diverged, is kept as the text
 ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``). The trainer appends each line to the run's append-only log
 (:mod:`infoppo_cli.records.jsonl`: fsynced, a torn last line from a crash cut off first), so a crash
-loses at most the step in flight. After a
-``--resume`` from an earlier checkpoint a step can appear twice; readers let later lines win.
+loses at most the step in flight. A resumed run marks where it goes on from (:meth:`TrainMetricsLog.resumed`),
+so that readers drop the lines of steps it trains again.
 """
 
 from __future__ import annotations
@@ -181,6 +181,13 @@ class TrainMetricsLog:
             self._held = {"step": step}
         self._held.update(eval_fields(logs, self.reward_values))
         self.flush()
+
+    def resumed(self, step: int) -> None:
+        """This run goes on from its checkpoint of ``step`` (0: from the start) in a file an earlier
+        attempt wrote: the lines of later steps are of weights it no longer has (:data:`RESUMED_AT`)."""
+        if self._log is not None and self.path is not None and self.path.exists():
+            self.flush()
+            self._log.mark_resumed(step)
 
     def evaluated_steps(self) -> set[int]:
         """The steps whose eval is in the file already (a resumed run evaluates the missing ones)."""

@@ -12,11 +12,14 @@ finite is data (a diverged run) and is kept: standard JSON has no NaN, so it is 
 ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (:func:`metrics_line`); readers also take the bare
 ``NaN``/``Infinity`` that Python's ``json`` writes by default, and ``null``, as not finite
 (:func:`metric_number`). The trainer appends the lines to an append-only log
-(:mod:`infoppo_cli.records.jsonl`: fsynced, one torn-line policy); after a ``--resume`` a step can appear
-twice, and the later line wins field by field. A torn last line (a crash mid-write) or a damaged line is
-skipped and counted; so is a line with a value outside the schema (a negative ``step``, a metric that is
-text or a list), never read as a step, with why; a line without ``step`` takes its line number as the step
-(and is counted, so a reader can say so)."""
+(:mod:`infoppo_cli.records.jsonl`: fsynced, one torn-line policy). A step's line and its eval's may be
+two lines, merged field by field (the later wins). A resumed run first writes ``{"step": k,
+"resumed_at_step": k}`` (:data:`RESUMED_AT`), k the step of the checkpoint it goes on from (0: from the
+start): the earlier lines of steps after k are of weights the run no longer has, and the reader drops
+them, so every step read is of the weights that went on. A torn last line (a crash mid-write) or a
+damaged line is skipped and counted; so is a line with a value outside the schema (a negative
+``step``, a metric that is text or a list), never read as a step, with why; a line without ``step``
+takes its line number as the step (and is counted, so a reader can say so)."""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ from typing import Any
 from infoppo_cli.records import JsonlLog, iter_jsonl
 
 _NON_FINITE_NAMES = {math.inf: "Infinity", -math.inf: "-Infinity"}
+RESUMED_AT = "resumed_at_step"
+"""The key of a resumed run's first line (see the module)."""
 
 
 def _encoded(value: Any) -> Any:
@@ -52,6 +57,10 @@ class MetricsWriter:
 
     def append(self, record: Mapping[str, Any]) -> None:
         self._log.append([metrics_line(dict(record))])
+
+    def mark_resumed(self, step: int) -> None:
+        """A resumed run goes on from its checkpoint of ``step``: earlier lines after it are superseded."""
+        self.append({"step": int(step), RESUMED_AT: int(step)})
 
 
 @dataclass
@@ -82,7 +91,8 @@ def invalid_value(record: Mapping[str, Any]) -> str | None:
 
 
 def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
-    """Read a ``metrics.jsonl``; for a repeated step, later lines win field by field."""
+    """Read a ``metrics.jsonl``; for a repeated step, later lines win field by field; a resume drops the
+    earlier lines of the steps after its checkpoint's."""
     by_step: dict[int, dict[str, Any]] = {}
     log = MetricsLog(records=[])
     for line in iter_jsonl(path):
@@ -98,6 +108,9 @@ def read_metrics_log(path: str | os.PathLike[str]) -> MetricsLog:
         if isinstance(step, bool) or not isinstance(step, int):
             log.stepless_lines.append(line.number)
             record = {**record, "step": line.number}
+        if RESUMED_AT in record:
+            by_step = {step: fields for step, fields in by_step.items() if step <= record[RESUMED_AT]}
+            continue
         by_step[record["step"]] = {**by_step.get(record["step"], {}), **record}
     log.records = [by_step[step] for step in sorted(by_step)]
     return log

@@ -103,6 +103,20 @@ def test_log_holds_a_step_until_its_eval(tmp_path):
     ]
 
 
+def test_a_resumed_run_marks_its_checkpoint_and_evaluates_again_what_it_retrains(tmp_path):
+    path = tmp_path / "m" / "metrics.jsonl"
+    first = TrainMetricsLog(path, BINARY)
+    first.resumed(0)  # a new run: nothing to supersede, nothing written
+    assert not path.exists()
+    for step in (1, 2, 3):
+        first.record_step({"step": step}, eval_follows=True)
+        first.record_eval(step, {"eval_chain_pass1": 0.5})
+    again = TrainMetricsLog(path, BINARY)  # killed after step 3; its last checkpoint is step 2's
+    again.resumed(2)
+    assert again.evaluated_steps() == {1, 2}  # step 3's eval was of weights the run no longer has
+    assert [r["step"] for r in read_metrics(path)] == [1, 2]
+
+
 def test_read_metrics_tolerates_a_torn_line_and_repeated_steps(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text(

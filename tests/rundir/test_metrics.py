@@ -39,6 +39,38 @@ def test_later_lines_win_for_any_order_of_steps(tmp_path_factory, lines):
     assert read_metrics_log(path).records == [{"step": s, "x": expected[s]} for s in sorted(expected)]
 
 
+def test_a_resume_drops_the_earlier_lines_of_the_steps_it_trains_again(tmp_path):
+    """An attempt trained to step 5 (eval at 5) but its last checkpoint is step 3: the resumed run's
+    steps 4.. are of other weights, and nothing of the first attempt's 4 and 5 may stay, not even a
+    field the second attempt's lines lack."""
+    path = tmp_path / "metrics.jsonl"
+    writer = MetricsWriter(path)
+    for step in range(6):
+        writer.append({"step": step, "x": float(step)} | ({"eval_chain": 50.0} if step in (0, 5) else {}))
+    writer.mark_resumed(3)
+    writer.append({"step": 4, "x": 40.0})
+    records = read_metrics_log(path).records
+    assert records == [
+        {"step": 0, "x": 0.0, "eval_chain": 50.0},
+        {"step": 1, "x": 1.0},
+        {"step": 2, "x": 2.0},
+        {"step": 3, "x": 3.0},
+        {"step": 4, "x": 40.0},
+    ]
+    writer.mark_resumed(0)  # no checkpoint: started again from the base model
+    assert read_metrics_log(path).records == [{"step": 0, "x": 0.0, "eval_chain": 50.0}]
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=8), st.integers(0, 6))
+def test_after_a_resume_no_step_past_its_checkpoint_is_read_from_before_it(tmp_path_factory, steps, resume):
+    path = tmp_path_factory.mktemp("m") / "metrics.jsonl"
+    writer = MetricsWriter(path)
+    for step in steps:
+        writer.append({"step": step, "before": 1.0})
+    writer.mark_resumed(resume)
+    assert [r["step"] for r in read_metrics_log(path).records] == sorted({s for s in steps if s <= resume})
+
+
 def test_metric_numbers_keep_non_finite_values_in_every_encoding(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"step": 1, "a": NaN, "b": "-Infinity", "c": null, "d": "inf", "e": 2}\n')
