@@ -100,6 +100,8 @@ def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(tmp_path, cached_ta
 
     resumed = train(tmp_path, method, "--set", "ckpt.max_num=1", "--resume", "--steps", "3")
     assert [r["step"] for r in resumed] == [0, 1, 2, 3]  # continued from step 2's checkpoint to 3
+    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert {"step": 2, "resumed_at_step": 2} in lines  # what an earlier attempt wrote after 2 is dropped
     assert number(resumed[-1], "optimizer_steps") == 3 * OPTIMIZER_STEPS_PER_RL_STEP  # the engine's own count
     assert number(resumed[-1], "eval_arithmetic") >= 0.0
 
