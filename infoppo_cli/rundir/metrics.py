@@ -83,6 +83,9 @@ def invalid_value(record: Mapping[str, Any]) -> str | None:
     step = record.get("step")
     if isinstance(step, int) and not isinstance(step, bool) and step < 0:
         return f"step {step} is negative"
+    resumed = record.get(RESUMED_AT)
+    if RESUMED_AT in record and (isinstance(resumed, bool) or not isinstance(resumed, int) or resumed < 0):
+        return f"{RESUMED_AT} {json.dumps(resumed)[:40]} is not a step"
     for key, value in record.items():
         if key != "step" and metric_number(value) is None:
             shown = json.dumps(value)

@@ -61,6 +61,20 @@ def test_a_resume_drops_the_earlier_lines_of_the_steps_it_trains_again(tmp_path)
     assert read_metrics_log(path).records == [{"step": 0, "x": 0.0, "eval_chain": 50.0}]
 
 
+def test_a_resume_marker_that_names_no_step_is_skipped_and_said_why(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 1, "x": 1.0}\n{"step": 2, "x": 2.0}\n'
+        '{"step": 1, "resumed_at_step": "NaN"}\n{"step": 1, "resumed_at_step": 1.5}\n'
+    )
+    log = read_metrics_log(path)
+    assert [r["step"] for r in log.records] == [1, 2]
+    assert log.invalid_lines == [
+        (3, 'resumed_at_step "NaN" is not a step'),
+        (4, "resumed_at_step 1.5 is not a step"),
+    ]
+
+
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=8), st.integers(0, 6))
 def test_after_a_resume_no_step_past_its_checkpoint_is_read_from_before_it(tmp_path_factory, steps, resume):
     path = tmp_path_factory.mktemp("m") / "metrics.jsonl"
