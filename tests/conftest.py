@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -27,13 +26,11 @@ stand_ins.install()
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 import infoppo_cli.cli.console  # noqa: E402, F401
+from infoppo_cli.openrlhf_adapter import lifeline  # noqa: E402
 
 # The tests stop their commands with Ctrl-C's SIGINT, as a user at a terminal does. A suite started in the
-# background of a script (`make test &`, `nohup make test &`) inherits SIGINT ignored, and so would every
-# command a test starts: each process of the suite takes SIGINT again (its children then start with the
-# default action).
-if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+# background of a script (`make test &`) would pass SIGINT on ignored to every command a test starts.
+lifeline.listen_to_sigint()
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

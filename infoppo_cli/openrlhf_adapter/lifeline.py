@@ -103,7 +103,7 @@ def watch_owner(on_death: Callable[[], object] | None = None, signum: int = sign
         os.set_inheritable(owner.lifeline, False)
     except OSError:
         return None  # the pipe did not come with the variable (a copied environment): nothing to watch
-    _take_sigint_from_the_owner()
+    listen_to_sigint()  # its owner stops it with SIGINT
     armed = os.getppid() == owner.pid and _parent_death_signal(signum)
     if on_death is None and armed:
         if os.getppid() != owner.pid:  # it died before the signal was armed
@@ -117,11 +117,11 @@ def watch_owner(on_death: Callable[[], object] | None = None, signum: int = sign
     return owner
 
 
-def _take_sigint_from_the_owner() -> None:
-    """An owner stops its child with SIGINT, as Ctrl-C would. A shell that starts a command as a
-    background job (``infoppo train ... &`` in a script, ``nohup ... &``) starts it with SIGINT ignored,
-    which every process below it inherits: the child would then train on after its owner was killed
-    and told it to stop. An owned process listens to SIGINT whatever it inherited."""
+def listen_to_sigint() -> None:
+    """Take SIGINT (Ctrl-C) again if this process inherited it ignored: a shell starts a background job
+    (``infoppo train ... &`` in a script, ``nohup ... &``) so, and every process below it inherits that.
+    An owned process is stopped by its owner with SIGINT; ignoring it, the run would train on after its
+    owner was killed and told it to stop."""
     in_main = threading.current_thread() is threading.main_thread()
     if in_main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
