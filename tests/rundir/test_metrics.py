@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from infoppo_cli.rundir import MetricsWriter, metric_number, metrics_line, read_metrics, read_metrics_log
+from infoppo_cli.rundir.metrics import RESUMED_AT
 
 
 def test_metrics_reader_merges_repeated_steps_and_says_what_it_skipped(tmp_path):
@@ -77,11 +78,9 @@ def test_a_resume_marker_that_names_no_step_is_skipped_and_said_why(tmp_path):
 
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=8), st.integers(0, 6))
 def test_after_a_resume_no_step_past_its_checkpoint_is_read_from_before_it(tmp_path_factory, steps, resume):
-    path = tmp_path_factory.mktemp("m") / "metrics.jsonl"
-    writer = MetricsWriter(path)
-    for step in steps:
-        writer.append({"step": step, "before": 1.0})
-    writer.mark_resumed(resume)
+    path = tmp_path_factory.mktemp("m") / "metrics.jsonl"  # written at once: the writer fsyncs each line
+    lines = [{"step": step, "before": 1.0} for step in steps] + [{"step": resume, RESUMED_AT: resume}]
+    path.write_text("".join(metrics_line(line) + "\n" for line in lines))
     assert [r["step"] for r in read_metrics_log(path).records] == sorted({s for s in steps if s <= resume})
 
 
