@@ -13,6 +13,15 @@ TESTS_DIR = Path(__file__).resolve().parent
 SUPPORT_DIR = TESTS_DIR / "support"
 sys.path.insert(0, str(SUPPORT_DIR))
 
+# Before anything imports huggingface_hub, which reads its offline switch once, at import (the console
+# module imports it): set later, a run of one test file went to the network, where a whole suite under
+# pytest-xdist did not (its workers inherit the variables from the controller).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
 # flash-attn's CUDA kernels cannot be installed on a CPU machine; OpenRLHF imports them at module level.
 # The product's import stand-in (what a CPU run installs) is registered before anything imports
 # OpenRLHF.
@@ -31,12 +40,6 @@ from infoppo_cli.openrlhf_adapter import lifeline  # noqa: E402
 # The tests stop their commands with Ctrl-C's SIGINT, as a user at a terminal does. A suite started in the
 # background of a script (`make test &`) would pass SIGINT on ignored to every command a test starts.
 lifeline.listen_to_sigint()
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 
 def _has_cuda() -> bool:
