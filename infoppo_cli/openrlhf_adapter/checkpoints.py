@@ -60,7 +60,9 @@ def rotate_hf_copies(ckpt_path: str | Path, tag: str, max_num: int) -> list[Path
     return doomed
 
 
-def _tag_step(name: str) -> int | None:
+def tag_step(name: str) -> int | None:
+    """The RL step of a checkpoint folder's name (``global_step3``, ``best_global_step3``, their
+    ``_hf`` copies); ``None`` for any other name."""
     match = _TAG.match(name)
     return int(match.group(1)) if match else None
 
@@ -71,7 +73,7 @@ def _latest_step(model_dir: Path) -> int | None:
         tag = (model_dir / LATEST).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return _tag_step(tag) if tag and (model_dir / tag).is_dir() else None
+    return tag_step(tag) if tag and (model_dir / tag).is_dir() else None
 
 
 @contextlib.contextmanager
@@ -148,7 +150,7 @@ def _remove_after(directory: Path, last: int) -> list[Path]:
     doomed = [
         entry
         for entry in directory.iterdir()
-        if (step := _tag_step(entry.name)) is not None and step > last and entry.is_dir()
+        if (step := tag_step(entry.name)) is not None and step > last and entry.is_dir()
     ]
     for entry in doomed:
         shutil.rmtree(entry, ignore_errors=True)

@@ -18,6 +18,7 @@ from typing import Any
 from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
 from infoppo_cli.hyperparameters import Setting
+from infoppo_cli.openrlhf_adapter.checkpoints import tag_step
 from infoppo_cli.rundir import Manifest
 
 _Reader = Callable[[dict[str, Any]], Any]
@@ -84,13 +85,17 @@ def check_changes(previous: Manifest, planned: dict[str, Any], overrides: list[s
 
 def trained_steps(ckpt_root: Path) -> int | None:
     """The RL step of the checkpoint a resume would load (DeepSpeed's ``latest`` tag under
-    ``ckpt/_actor``); ``None`` when there is no checkpoint. A checkpoint cut off while being written
-    (no ``latest``, or one naming a folder that is not there) is an error saying how to go on."""
+    ``ckpt/_actor``); ``None`` when there is no checkpoint: no folder, or one that holds no ``latest``
+    and no checkpoint folder (a first save that failed leaves DeepSpeed's ``zero_to_fp32.py`` behind).
+    A checkpoint folder without ``latest``, or a ``latest`` naming a folder that is not there, is an
+    error saying how to go on: which checkpoint was whole cannot be told."""
     actor = ckpt_root / "_actor"
     if not actor.is_dir():
         return None
     latest = actor / "latest"
     tag = latest.read_text(encoding="utf-8").strip() if latest.is_file() else ""
+    if not tag and not any(tag_step(entry.name) is not None for entry in actor.iterdir()):
+        return None
     if not tag or not (actor / tag).is_dir():
         raise UsageError(
             f"cannot resume: {actor} holds no complete checkpoint (the run stopped while writing its "

@@ -73,14 +73,32 @@ def test_the_refusal_of_too_few_steps_states_the_true_bound(tmp_path, monkeypatc
     assert "N >= 4" not in str(refused.value)
 
 
-@pytest.mark.parametrize("tag", [None, "global_step9"])
-def test_a_checkpoint_cut_off_while_written_is_refused_with_how_to_go_on(tmp_path, monkeypatch, tag):
+@pytest.mark.parametrize(
+    ("tag", "step_dirs"), [(None, ("global_step4",)), ("", ("global_step4",)), ("global_step9", ())]
+)
+def test_a_checkpoint_cut_off_while_written_is_refused_with_how_to_go_on(
+    tmp_path, monkeypatch, tag, step_dirs
+):
+    """A checkpoint folder without ``latest`` (killed before DeepSpeed wrote it, or while it did), or a
+    ``latest`` naming no folder: which checkpoint is whole cannot be told, so nothing is guessed."""
     assert run_training(fake_plan(tmp_path, monkeypatch, "raise SystemExit(137)", steps=4)) == 137
-    _checkpoint(tmp_path, tag, step_dirs=())  # killed before DeepSpeed wrote `latest` (or its folder)
+    _checkpoint(tmp_path, tag, step_dirs=step_dirs)
     before = _snapshot(tmp_path / "run")
     with pytest.raises(UsageError, match="holds no complete checkpoint .* remove .* to retrain this run"):
         run_training(fake_plan(tmp_path, monkeypatch, resume=True, steps=4))
     assert _snapshot(tmp_path / "run") == before
+
+
+def test_a_run_whose_first_save_failed_resumes_from_step_0(tmp_path, monkeypatch):
+    """A first save that found the disk full is undone but leaves ``ckpt/_actor`` with DeepSpeed's
+    ``zero_to_fp32.py`` in it: no checkpoint at all, and yet ``--resume`` refused it as "cut off", so a
+    run stopped by a full disk could not go on once space was freed."""
+    assert run_training(fake_plan(tmp_path, monkeypatch, "raise SystemExit(1)", steps=4)) == 1
+    _checkpoint(tmp_path, None, step_dirs=())
+    (tmp_path / "run" / "ckpt" / "_actor" / "zero_to_fp32.py").write_text("# DeepSpeed's script\n")
+    resumed = fake_plan(tmp_path, monkeypatch, resume=True, steps=4)
+    assert run_training(resumed) == 0
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "finished"
 
 
 def test_a_failed_resume_of_a_finished_run_leaves_it_finished(tmp_path, monkeypatch, finished_run):
