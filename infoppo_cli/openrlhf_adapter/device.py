@@ -49,6 +49,8 @@ class Device:
     uses_gpus: bool = True
     """Whether the run's workers take GPUs: ``train`` and the launch count them before starting, and a
     run that does not is sized against this machine instead (``train/device.py``)."""
+    worker_setup: str = "infoppo_cli.openrlhf_adapter.worker_setup.gpu_worker"
+    """What every Ray worker runs first (Ray's ``worker_process_setup_hook``; ``worker_setup.py``)."""
 
     def require_vllm(self, alternative: str = "") -> None:
         """Raise :class:`EnvironmentProblem` unless this device's vLLM build is installed;
@@ -63,6 +65,7 @@ class Device:
 
     def prepare_workers(self, runtime_env: dict[str, Any]) -> None:
         """Complete Ray's ``runtime_env`` (its ``env_vars`` included) for this device's workers."""
+        runtime_env["worker_process_setup_hook"] = self.worker_setup
 
     def ray_options(self, ray_address: str | None) -> dict[str, Any]:
         """The options of ``ray.init`` this device adds (joining ``ray_address``, or starting Ray)."""
@@ -75,19 +78,16 @@ class Device:
         """In the launch process, after infoppo's actors are installed and before OpenRLHF's ``train()``."""
 
 
-CPU_SETUP_HOOK = "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
-"""Runs in every Ray worker before it imports OpenRLHF (which imports vLLM and flash-attn)."""
-
-
 @dataclass(frozen=True)
 class CpuDevice(Device):
     """The CPU: flash-attn's import stand-ins and DeepSpeed's CPU accelerator in every process, Ray given
     this machine's cores, OpenRLHF's engines, workers and groups replaced by ``cpu/``'s."""
 
     uses_gpus: bool = False
+    worker_setup: str = "infoppo_cli.openrlhf_adapter.worker_setup.cpu_worker"
 
     def prepare_workers(self, runtime_env: dict[str, Any]) -> None:
-        runtime_env["worker_process_setup_hook"] = CPU_SETUP_HOOK
+        super().prepare_workers(runtime_env)
         env_vars = runtime_env["env_vars"]
         env_vars.setdefault("INFOPPO_REWARD_WORKERS", "1")  # grading beside a CPU model on few cores
         env_vars[ACCELERATOR_ENV] = "cpu"  # DeepSpeed's CPU accelerator, before any worker imports it

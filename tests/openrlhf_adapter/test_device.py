@@ -10,7 +10,7 @@ import pytest
 from infoppo_cli import resources
 from infoppo_cli.errors import EnvironmentProblem
 from infoppo_cli.openrlhf_adapter.cpu.strategy import ACCELERATOR_ENV
-from infoppo_cli.openrlhf_adapter.device import CPU, CPU_SETUP_HOOK, CUDA, DEVICES
+from infoppo_cli.openrlhf_adapter.device import CPU, CUDA, DEVICES
 
 
 def test_every_device_is_found_by_its_name():
@@ -39,24 +39,34 @@ def test_the_wrong_vllm_build_is_refused_in_one_line(device, installed, message,
         device.require_vllm(", or pass --backend hf")
 
 
-def test_only_the_cpu_prepares_ray_s_workers():
-    untouched = {"env_vars": {"INFOPPO_REWARD_WORKERS": "4"}}
-    CUDA.prepare_workers(untouched)
-    assert untouched == {"env_vars": {"INFOPPO_REWARD_WORKERS": "4"}}
+def test_every_worker_starts_with_its_device_s_setup_and_only_the_cpu_sets_variables():
+    gpu = {"env_vars": {"INFOPPO_REWARD_WORKERS": "4"}}
+    CUDA.prepare_workers(gpu)
+    assert gpu == {
+        "env_vars": {"INFOPPO_REWARD_WORKERS": "4"},
+        "worker_process_setup_hook": CUDA.worker_setup,
+    }
     cpu = {"env_vars": {}}
     CPU.prepare_workers(cpu)
-    assert cpu["worker_process_setup_hook"] == CPU_SETUP_HOOK
+    assert cpu["worker_process_setup_hook"] == CPU.worker_setup
     assert cpu["env_vars"] == {"INFOPPO_REWARD_WORKERS": "1", ACCELERATOR_ENV: "cpu"}
     given = {"env_vars": {"INFOPPO_REWARD_WORKERS": "3"}}
     CPU.prepare_workers(given)
     assert given["env_vars"]["INFOPPO_REWARD_WORKERS"] == "3"  # the caller's choice is kept
 
 
-def test_the_cpu_s_hook_is_the_stand_ins_installer():
-    from infoppo_cli.openrlhf_adapter.cpu import stand_ins
+@pytest.mark.parametrize("device", [CPU, CUDA], ids=lambda device: device.name)
+def test_each_worker_setup_clears_stale_build_locks_and_the_cpu_s_installs_the_stand_ins(device, monkeypatch):
+    """The hooks are named by text (Ray imports them in each worker): each must exist and do its work."""
+    from infoppo_cli.openrlhf_adapter import worker_setup
 
-    module, name = CPU_SETUP_HOOK.rsplit(".", 1)
-    assert module == stand_ins.__name__ and callable(getattr(stand_ins, name))
+    module, name = device.worker_setup.rsplit(".", 1)
+    assert module == worker_setup.__name__
+    done = []
+    monkeypatch.setattr(worker_setup, "clear_stale_build_locks", lambda: done.append("locks"))
+    monkeypatch.setattr(worker_setup, "install_stand_ins", lambda: done.append("stand-ins"))
+    getattr(worker_setup, name)()
+    assert done == (["stand-ins", "locks"] if device is CPU else ["locks"])
 
 
 def test_a_local_ray_on_the_cpu_gets_every_core(monkeypatch):

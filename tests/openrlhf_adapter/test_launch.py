@@ -116,9 +116,9 @@ def test_runtime_env_carries_openrlhf_defaults_and_ships_infoppo_to_a_cluster(mo
     local = ray_runtime_env(method_settings(reward="signed"))
     assert local["env_vars"][CONFIG_ENV] == config  # the reward reads its style there
     assert local["env_vars"]["RAY_ENABLE_ZERO_COPY_TORCH_TENSORS"] == "1" and "py_modules" not in local
-    assert "worker_process_setup_hook" not in local  # a GPU run imports the real vLLM
+    assert local["worker_process_setup_hook"] == "infoppo_cli.openrlhf_adapter.worker_setup.gpu_worker"
     cpu = ray_runtime_env(method_settings(device="cpu"))
-    assert cpu["worker_process_setup_hook"] == "infoppo_cli.openrlhf_adapter.cpu.stand_ins.install"
+    assert cpu["worker_process_setup_hook"] == "infoppo_cli.openrlhf_adapter.worker_setup.cpu_worker"
     remote = ray_runtime_env(method_settings(ray_address="ray://head:10001"))
     assert remote["py_modules"][0].__name__ == "infoppo_cli"
     assert "WANDB_API_KEY" not in remote["env_vars"]
