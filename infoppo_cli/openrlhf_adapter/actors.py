@@ -307,6 +307,8 @@ class InfoPPOTrainer(_UpstreamTrainer):
         try:
             with self._trackers_open_to_the_end():
                 if opening is not None:
+                    if first > 0:  # the engines hold the base model: upstream's fit syncs them after this
+                        self.broadcast_to_vllm()
                     self._evaluate_now(opening)
                 super().fit(global_step)
                 if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps

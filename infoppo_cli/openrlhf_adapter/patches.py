@@ -71,9 +71,10 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         MODULE_ATTRIBUTE,
         ("openrlhf.trainer.ppo_trainer.PPOTrainer",),
-        ("openrlhf_adapter/launch.py",),
+        ("openrlhf_adapter/launch.py", "openrlhf_adapter/cpu/workers.py"),
         "train() imports the controller at call time: infoppo's trainer (experience maker, run length, "
-        "full batches, metrics.jsonl)",
+        "full batches, metrics.jsonl); on a CPU run, that trainer checking the engines' weights before "
+        "each eval of a trained step",
         "train_imports_the_trainer_at_call_time",
         "driver",
     ),

@@ -268,6 +268,28 @@ def test_the_opening_eval_is_the_base_models_or_the_interrupted_steps(tmp_path):
     assert trainer._opening_eval(0, set()) is None
 
 
+@pytest.mark.parametrize(("first", "synced_first"), [(0, False), (4, True)])
+def test_a_resumed_run_syncs_the_engines_before_it_evaluates_its_interrupted_step(
+    tmp_path, monkeypatch, first, synced_first
+):
+    """The engines start from the base model, and upstream's fit syncs them only as it begins: the
+    opening eval of a resumed step ran before that, on the base model's weights, and was recorded as the
+    step's (52.6% at step 30 of an ablation run at 88% at step 25). The base model's own eval needs none."""
+    trainer = _bare_trainer(tmp_path, "infoppo", eval_steps=2)
+    trainer.eval_dataloader = object()
+    trainer.init_checkpoint_states = lambda: {"global_step": first}
+    trainer.settings = method_settings("infoppo", eval_before=True, rl_steps=6)
+    calls = []
+    upstream = type(trainer).__mro__[1]
+    monkeypatch.setattr(upstream, "broadcast_to_vllm", lambda self: calls.append("sync"))
+    monkeypatch.setattr(trainer, "_evaluate_now", lambda step: calls.append(f"eval {step}"))
+    monkeypatch.setattr(upstream, "fit", lambda self, global_step=0: calls.append("upstream fit"))
+    trainer.fit()
+    assert calls[:3] == (
+        ["sync", f"eval {first}", "upstream fit"] if synced_first else ["eval 0", "upstream fit"]
+    )
+
+
 def test_the_eval_phase_counts_the_prompts_a_dataloader_holds():
     from infoppo_cli.openrlhf_adapter.actors import _dataset_size
 

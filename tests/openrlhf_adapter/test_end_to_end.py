@@ -98,9 +98,18 @@ def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(tmp_path, cached_ta
     assert (actor_ckpt / "global_step2" / "mp_rank_00_model_states.pt").is_file()  # DeepSpeed's layout
     assert (actor_ckpt / "zero_to_fp32.py").is_file()
 
+    # As a stop during step 2's eval leaves it (the checkpoint is saved before the eval): no eval of 2.
+    # The resume evaluates step 2 first, from step 2's weights (the CPU trainer checks the engines hold
+    # the actor's; before any sync they held the base model's, and that eval was recorded as step 2's).
+    log = run / "metrics.jsonl"
+    lines = [_without_the_eval_of(2, json.loads(line)) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines if len(line) > 1))
+    manifest["status"] = "interrupted"
+    (run / "manifest.json").write_text(json.dumps(manifest))
     resumed = train(tmp_path, method, "--set", "ckpt.max_num=1", "--resume", "--steps", "3")
     assert [r["step"] for r in resumed] == [0, 1, 2, 3]  # continued from step 2's checkpoint to 3
-    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert "eval_arithmetic" in resumed[2]  # evaluated again, from the trained weights
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert {"step": 2, "resumed_at_step": 2} in lines  # what an earlier attempt wrote after 2 is dropped
     assert number(resumed[-1], "optimizer_steps") == 3 * OPTIMIZER_STEPS_PER_RL_STEP  # the engine's own count
     assert number(resumed[-1], "eval_arithmetic") >= 0.0
@@ -108,6 +117,12 @@ def test_a_tiny_run_trains_evaluates_checkpoints_and_resumes(tmp_path, cached_ta
     again = run_infoppo("train", "--replay", str(run), "--output-dir", str(tmp_path / "again"), "--dry-run")
     assert again.returncode == 0, again.stderr[-2000:]
     assert "rl_steps = 3" in again.stdout and 'device = "cpu"' in again.stdout
+
+
+def _without_the_eval_of(step: int, line: dict) -> dict:
+    return {
+        key: value for key, value in line.items() if line.get("step") != step or not key.startswith("eval_")
+    }
 
 
 # Where each shipped method is trained end to end (each run costs about 45 s of Ray, vLLM and
@@ -191,7 +206,7 @@ def test_two_data_parallel_workers_per_model_and_a_quiet_terminal(tmp_path):
     assert not any("zero_stage" in line or "Episode [" in line for line in shown)
     log = (run / "train.log").read_text()
     assert "namespace(" in log and "Started a local Ray instance" in log  # upstream's driver output
-    assert "(InfoPPOTrainer pid=" in log and "(CpuPolicyModelActor pid=" in log  # Ray's workers'
+    assert "(CpuInfoPPOTrainer pid=" in log and "(CpuPolicyModelActor pid=" in log  # Ray's workers'
     assert "step 3/3  " in log and "eval at step 3: " in log and "(exit code 0)" in log
     assert MARKER not in log and "\x1b[" not in log
 

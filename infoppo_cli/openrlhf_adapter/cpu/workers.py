@@ -8,7 +8,9 @@ What is replaced, and why (each a row of ``openrlhf_adapter.patches.PATCHES``):
   CPU (``strategy``), OpenRLHF's own ``torch.cuda`` calls answered on the CPU (``torch_device``);
 * the weight sync: upstream's actor opens a group to the vLLM engines and broadcasts every parameter
   over it; in :class:`CpuPolicyModelActor` that group is gloo's (``weight_sync``), and after each sync
-  every engine's weights are checked against the actor's (:func:`check_engines_hold`);
+  every engine's weights are checked against the actor's (:func:`check_engines_hold`), and again
+  before every eval of a trained step (:class:`CpuInfoPPOTrainer`), so that no eval reports on weights
+  other than that step's;
 * the placement: upstream's ``RayActorGroup`` asks Ray for one GPU bundle per worker of a group of
   several, which a machine without GPUs never grants; :class:`CpuActorGroup` hands it a group of CPU
   bundles. Several workers per model (``--gpus-per-node N`` on a CPU run) are data parallel: DeepSpeed
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import openrlhf.trainer.ppo_trainer as ppo_trainer
 import openrlhf.trainer.ray.launcher as launcher
 import openrlhf.trainer.ray.ppo_actor as ppo_actor
 import openrlhf.trainer.ray.ppo_critic as ppo_critic
@@ -31,7 +34,7 @@ from openrlhf.trainer.ray.launcher import RayActorGroup
 from openrlhf.trainer.ray.ppo_critic import CriticModelActor
 from ray.util.placement_group import placement_group
 
-from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor
+from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
 from infoppo_cli.openrlhf_adapter.cpu.rollout import place_engines_on_cpus
 from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 from infoppo_cli.openrlhf_adapter.cpu.strategy import run_deepspeed_on_cpu
@@ -76,8 +79,12 @@ class CpuPolicyModelActor(InfoPolicyModelActor.__ray_actor_class__):
 
     def broadcast_to_vllm(self) -> None:
         super().broadcast_to_vllm()
+        self.check_engines("after the weight sync")
+
+    def check_engines(self, when: str) -> None:
+        """Raise :class:`WeightSyncError` unless every engine holds this actor's weights (rank 0 asks)."""
         if self.strategy.is_rank_0():
-            check_engines_hold(parameter_checksum(self.actor.model.module), self.trainer.vllm_engines)
+            check_engines_hold(parameter_checksum(self.actor.model.module), self.trainer.vllm_engines, when)
 
     def parameter_checksum(self) -> tuple[float, float]:
         """The trained weights as ``weight_sync.parameter_checksum`` sums them."""
@@ -88,16 +95,29 @@ CHECKSUM_TOLERANCE = 1e-9
 """Relative difference allowed between two float64 sums of the same values added in another order."""
 
 
-def check_engines_hold(expected: tuple[float, float], engines: list) -> None:
-    """Raise :class:`WeightSyncError` unless every engine loaded weights that sum as ``expected``."""
+def check_engines_hold(expected: tuple[float, float], engines: list, when: str) -> None:
+    """Raise :class:`WeightSyncError` unless every engine loaded weights that sum as ``expected``
+    (``when``: the moment, for the message)."""
     for index, held in enumerate(ray.get([engine.loaded_checksum.remote() for engine in engines])):
         for mine, theirs in zip(expected, held or (None, None), strict=True):
             if theirs is None or abs(mine - theirs) > CHECKSUM_TOLERANCE * max(abs(mine), 1.0):
                 raise WeightSyncError(
-                    f"rollout engine {index} does not hold the trained weights after the weight sync "
+                    f"rollout engine {index} does not hold the trained weights {when} "
                     f"(checksum {theirs!r}, the actor's {mine!r}); stopping rather than generating "
                     "from stale weights"
                 )
+
+
+@ray.remote
+class CpuInfoPPOTrainer(InfoPPOTrainer.__ray_actor_class__):
+    """infoppo's trainer on a CPU: the eval of a trained step first checks that every engine holds the
+    actor's weights (the base model's eval, step 0, generates from the engines' own load of it)."""
+
+    def evaluate(self, global_step, **generate_kwargs):
+        if global_step > 0:
+            when = f"before the eval of step {global_step}"
+            ray.get(self.actor_model_group.async_run_method(method_name="check_engines", when=when))
+        return super().evaluate(global_step, **generate_kwargs)
 
 
 @ray.remote(num_gpus=0)
@@ -142,4 +162,5 @@ def install_cpu_classes() -> None:
     place_engines_on_cpus()
     launcher.RayActorGroup = CpuActorGroup
     ppo_actor.PolicyModelActor = CpuPolicyModelActor
+    ppo_trainer.PPOTrainer = CpuInfoPPOTrainer
     ppo_critic.CriticModelActor = CpuCriticModelActor
