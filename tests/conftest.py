@@ -8,6 +8,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis's default deadline, 200 ms per example, fails examples that a loaded machine slows (a suite
+# under pytest-xdist beside a training run took 568 ms for a first example that imports lazily and 8 ms
+# for the next): a deadline that still catches an example gone slow by orders of magnitude.
+settings.register_profile("infoppo", deadline=2000)
+settings.load_profile("infoppo")
 
 TESTS_DIR = Path(__file__).resolve().parent
 SUPPORT_DIR = TESTS_DIR / "support"

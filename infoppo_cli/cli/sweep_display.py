@@ -112,6 +112,8 @@ def resume_line(resumed: ResumeSummary) -> str:
         parts.append(f"{len(resumed.failed_retried)} failed, retrying")
     if resumed.failed_kept:
         parts.append(f"{len(resumed.failed_kept)} failed, kept (use --retry-failed)")
+    if resumed.removed:
+        parts.append(f"{len(resumed.removed)} done but removed, running again ({', '.join(resumed.removed)})")
     if resumed.added:
         parts.append(f"{len(resumed.added)} new")
     return ", ".join(parts)

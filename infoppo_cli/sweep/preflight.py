@@ -17,7 +17,7 @@ from infoppo_cli.rundir import RunDir
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.relocate import left_running
 from infoppo_cli.sweep.slurm import local_executor_requested, slurm_problem
-from infoppo_cli.sweep.state import SweepState
+from infoppo_cli.sweep.state import SweepState, run_was_removed
 from infoppo_cli.train.builtin_task import BuildProgress
 from infoppo_cli.train.plan import plan_training
 from infoppo_cli.train.preflight import BenchResults, launch_problems
@@ -42,12 +42,14 @@ def points_to_train(
 ) -> list[tuple[GridPoint, bool]]:
     """The points whose train phase this invocation would start, each with whether it resumes (its run
     directory holds a started run: the sweep adds ``--resume``); a done or running train phase, or a
-    failed one without ``retry_failed``, is not started again."""
+    failed one without ``retry_failed``, is not started again, unless its run directory was removed."""
     known = {run.name: run for run in existing.runs} if existing is not None else {}
     chosen = []
     for point in plan.points:
         record = known.get(point.name)
         status = record.phase("train").status if record is not None else "pending"
+        if record is not None and run_was_removed(record):
+            status = "pending"
         if status in ("done", "running") or (status == "failed" and not retry_failed):
             continue
         chosen.append((point, RunDir(plan.run_dir(point)).is_run()))

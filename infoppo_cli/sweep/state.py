@@ -20,6 +20,7 @@ from infoppo_cli.errors import UsageError
 from infoppo_cli.records import utc_timestamp
 from infoppo_cli.records.text import loads
 from infoppo_cli.resources import stack_versions
+from infoppo_cli.rundir import RunDir
 from infoppo_cli.sweep.grid import GridPoint, SweepPlan
 from infoppo_cli.sweep.records import PhaseRecord, RunRecord
 from infoppo_cli.sweep.relocate import left_running, reroot_document
@@ -204,6 +205,8 @@ class ResumeSummary:
     failed_retried: tuple[str, ...] = ()
     running: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    """Done runs whose directory was removed since: they run again."""
     moved_from: str | None = None
 
 
@@ -221,7 +224,8 @@ def open_sweep(
     (other values, arms or seeds) is a :class:`UsageError` naming the difference unless
     ``force_new_grid`` (then the new grid's runs are added); a run whose train request changed (another
     experiment in the same directory) is one too; a changed or added eval phase that has not run yet
-    is replaced. Failed phases go back to pending only with ``retry_failed``.
+    is replaced. Failed phases go back to pending only with ``retry_failed``; a done run whose
+    directory was removed runs again (:func:`run_was_removed`).
     """
     path = plan.out_dir / STATE_FILE
     if not path.exists():
@@ -252,7 +256,7 @@ def open_sweep(
         )
     if not force_new_grid:
         _refuse_another_grid(state, plan, settings)
-    added, failed_kept, failed_retried = [], [], []
+    added, failed_kept, failed_retried, removed = [], [], [], []
     known = {run.name: run for run in state.runs}
     for point in plan.points:
         fresh = _new_run(plan, point)
@@ -262,7 +266,12 @@ def open_sweep(
             added.append(fresh.name)
             continue
         _reconcile_phases(run, fresh)
-        if run.status == "failed":
+        if run_was_removed(run):
+            for phase in run.phases:
+                phase.status, phase.note = "pending", "its run directory was removed: run again"
+            run.refresh_status()
+            removed.append(run.name)
+        elif run.status == "failed":
             if retry_failed:
                 for phase in run.phases:
                     if phase.status == "failed":
@@ -282,8 +291,15 @@ def open_sweep(
         failed_retried=tuple(failed_retried),
         running=tuple(run.name for run in state.runs if run.name in names and run.status == "running"),
         added=tuple(added),
+        removed=tuple(removed),
         moved_from=state.moved_from,
     )
+
+
+def run_was_removed(run: RunRecord) -> bool:
+    """Whether the run trained, and its directory (``manifest.json``) is gone since: how a user asks
+    for a run again (its eval phases too), as for one the sweep has not started."""
+    return run.phase("train").status == "done" and not RunDir(Path(run.output_dir)).is_run()
 
 
 GRID_SETTINGS: dict[str, str] = {

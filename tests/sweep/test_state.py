@@ -32,11 +32,15 @@ def open_plan(plan, retry_failed: bool = False, force_new_grid: bool = False):
 
 
 def finish(state: SweepState, name: str, *codes: int) -> None:
-    """Run the named run's phases to the given exit codes (one per phase, in order)."""
+    """Run the named run's phases to the given exit codes (one per phase, in order); a train phase leaves
+    its run directory's manifest, as ``infoppo train`` does."""
     run = state.run(name)
     for index, code in enumerate(codes):
         phase = run.next_phase()
         state.start_phase(run, phase, launch_argv(run, phase), f"{phase.name}.log", new_attempt=index == 0)
+        if phase.name == "train":
+            Path(run.output_dir).mkdir(parents=True, exist_ok=True)
+            (Path(run.output_dir) / "manifest.json").write_text("{}")
         state.finish_phase(run, phase, code)
 
 
@@ -103,6 +107,31 @@ def test_resume_skips_done_keeps_failed_and_retries_them_only_when_asked(tmp_pat
     run = retried.run(failed)
     assert run.status == "pending" and run.phases[0].note.startswith("retry")
     assert retried.run(done).status == "done" and run.attempts == 1
+
+
+def test_a_done_run_whose_directory_was_removed_runs_again_with_its_evals(tmp_path: Path) -> None:
+    """Removing a run's directory is how a user asks for it again (a run found faulty); the sweep kept it
+    "done", skipped it and reported a run that was no longer there."""
+    import shutil
+
+    from infoppo_cli.cli.sweep_display import resume_line
+    from infoppo_cli.sweep.preflight import points_to_train
+
+    plan = make_plan(tmp_path, eval_benches=("aime24",))
+    state, _ = open_plan(plan)
+    kept, removed = plan.points[0].name, plan.points[1].name
+    finish(state, kept, 0, 0)
+    finish(state, removed, 0, 0)
+    shutil.rmtree(state.run(removed).output_dir)
+    assert [point.name for point, _ in points_to_train(plan, SweepState.load(state.path))] == [
+        point.name for point in plan.points if point.name != kept
+    ]
+    resumed, summary = open_plan(plan)
+    assert summary.removed == (removed,) and summary.done == (kept,)
+    assert [phase.status for phase in resumed.run(removed).phases] == ["pending", "pending"]
+    assert resumed.run(removed).phases[0].note == "its run directory was removed: run again"
+    assert resumed.run(kept).status == "done"
+    assert f"1 done but removed, running again ({removed})" in resume_line(summary)
 
 
 def test_retry_keeps_a_done_train_phase_and_reruns_only_the_failed_eval(tmp_path: Path) -> None:
