@@ -57,6 +57,44 @@ def test_the_readme_learning_table_is_the_committed_runs():
         assert quoted == tuple(map(one_decimal, data)), label
 
 
+TINY_CPU_ROWS = {
+    "InfoPPO (paper's ε 10 / 20)": ("tiny-cpu-learning.csv", lambda run: run.method == "infoppo"),
+    "PPO (clip 0.2 / 0.28)": ("tiny-cpu-learning.csv", lambda run: run.method == "ppo"),
+    "info-gae: information-time GAE, PPO's clip": (
+        "tiny-cpu-clock-and-clip.csv",
+        lambda run: run.method == "info-gae",
+    ),
+    "InfoPPO at ε 1 / 1 (`sweep clip --values 1:1`)": (
+        "tiny-cpu-clock-and-clip.csv",
+        lambda run: run.kind == "clip",
+    ),
+}
+
+
+def _step_mean(run, key: str) -> float:
+    return statistics.fmean(value for _, value in run.series(key))
+
+
+def test_the_tiny_cpu_clip_table_in_the_docs_is_the_committed_runs():
+    """docs/training.md's InfoPPO-against-PPO table: each arm's held-out accuracy at steps 0-40 (mean over
+    seeds), its mean KL to the old policy and its clipped share (means over steps, then seeds)."""
+    docs = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert "| run | 0 | 10 | 20 | 30 | 40 | KL to old | clipped |" in docs
+    for label, (csv, chosen) in TINY_CPU_ROWS.items():
+        row = re.search(rf"^\| {re.escape(label)} \| (.+) \|$", docs, re.M)
+        assert row, f"no row {label!r}"
+        *accuracies, kl, clipped = [cell.strip() for cell in row.group(1).split("|")]
+        runs = [run for run in read_report_inputs([RESULTS / csv]).runs if chosen(run)]
+        assert len(runs) == 3, label
+        curves = [dict(run.series("eval_arithmetic")) for run in runs]
+        assert accuracies == [
+            one_decimal(statistics.fmean(c[step] for c in curves)) for step in (0, 10, 20, 30, 40)
+        ]
+        assert kl == f"{statistics.fmean(_step_mean(run, 'ppo_kl') for run in runs):.4f}", label
+        shares = [_step_mean(run, "clip_frac_upper") + _step_mean(run, "clip_frac_lower") for run in runs]
+        assert clipped == f"{100 * statistics.fmean(shares):.2f}%", label
+
+
 def stability_rows(markdown: str) -> list[tuple[str, str, list[str], str, str]]:
     """(lr, seed, the accuracy curve's numbers, dip, rise) of each row of a stage-0 table."""
     rows = re.findall(
