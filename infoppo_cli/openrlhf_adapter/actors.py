@@ -201,7 +201,7 @@ class InfoPPOTrainer(_UpstreamTrainer):
         fixed_clip = None if self.settings.clip_rule.uses_rho else fixed
         logs_dict = {**(logs_dict or {}), **self.rollout_recorder.take(), **self.full_batches.take()}
         record = step_record(global_step, logs_dict, fixed_clip)
-        self.metrics_log.record_step(record, self._eval_due(global_step))
+        self.metrics_log.record_step(record)
         self._step_states = (global_step, _loop_states(client_states or {}))
         with self._saving_the_last_step(global_step), self._whole(f"global_step{global_step}"):
             result = super().save_logs_and_checkpoints(global_step, logs_dict, client_states)
@@ -304,17 +304,14 @@ class InfoPPOTrainer(_UpstreamTrainer):
         done = self.metrics_log.evaluated_steps() if self.eval_dataloader is not None else set()
         opening = self._opening_eval(first, done)
         self.progress.begin(first, self.settings.rl_steps, self._evals_left(first) + int(opening is not None))
-        try:
-            with self._trackers_open_to_the_end():
-                if opening is not None:
-                    if first > 0:  # the engines hold the base model: upstream's fit syncs them after this
-                        self.broadcast_to_vllm()
-                    self._evaluate_now(opening)
-                super().fit(global_step)
-                if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps
-                    self._evaluate_now(self.steps_done)
-        finally:
-            self.metrics_log.flush()  # the steps logged so far, also when a step fails
+        with self._trackers_open_to_the_end():
+            if opening is not None:
+                if first > 0:  # the engines hold the base model: upstream's fit syncs them after this
+                    self.broadcast_to_vllm()
+                self._evaluate_now(opening)
+            super().fit(global_step)
+            if self._last_step_unevaluated(done):  # also when the data ran out before rl_steps
+                self._evaluate_now(self.steps_done)
 
     def _opening_eval(self, first: int, done: set[int]) -> int | None:
         """The step to evaluate before training from step ``first``: the base model (0) where the plan

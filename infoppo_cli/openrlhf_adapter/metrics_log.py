@@ -157,36 +157,31 @@ def eval_record(logs: dict[str, Any], reward_values: tuple[float, float]) -> dic
 
 
 class TrainMetricsLog:
-    """Appends step records to ``path``; a step whose eval is still to come is held until it arrives."""
+    """Appends a line to ``path`` for each step as it is trained and one for each eval as it ends (the
+    reader merges the lines of a step). A step's line is not held for its eval: a run stopped during
+    that eval lost the step's training record, which its checkpoint holds and a resume does not retrain."""
 
     def __init__(self, path: str | os.PathLike[str] | None, reward_values: tuple[float, float]) -> None:
         self.path = Path(path) if path else None
         self.reward_values = reward_values
-        self._held: dict[str, Any] | None = None
         self._log = MetricsWriter(self.path) if self.path else None
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
-    def record_step(self, record: dict[str, Any], eval_follows: bool) -> None:
-        """Write ``record`` now, or hold it for :meth:`record_eval` of the same step."""
-        self.flush()
-        self._held = record
-        if not eval_follows:
-            self.flush()
+    def record_step(self, record: dict[str, Any]) -> None:
+        self._append(record)
 
     def record_eval(self, step: int, logs: dict[str, Any]) -> None:
-        """Merge the eval results of ``step`` into its held record (or write them alone)."""
-        if self._held is None or self._held["step"] != step:
-            self.flush()
-            self._held = {"step": step}
-        self._held.update(eval_fields(logs, self.reward_values))
-        self.flush()
+        self._append({"step": step, **eval_fields(logs, self.reward_values)})
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._log is not None:
+            self._log.append(record)
 
     def resumed(self, step: int) -> None:
         """This run goes on from its checkpoint of ``step`` (0: from the start) in a file an earlier
         attempt wrote: the lines of later steps are of weights it no longer has (:data:`RESUMED_AT`)."""
         if self._log is not None and self.path is not None and self.path.exists():
-            self.flush()
             self._log.mark_resumed(step)
 
     def evaluated_steps(self) -> set[int]:
@@ -196,11 +191,3 @@ class TrainMetricsLog:
 
         records = read_metrics(self.path)
         return {int(r["step"]) for r in records if any(key.startswith("eval_") for key in r)}
-
-    def flush(self) -> None:
-        """Write the held record, if any."""
-        if self._held is None:
-            return
-        record, self._held = self._held, None
-        if self._log is not None:
-            self._log.append(record)

@@ -98,7 +98,7 @@ def test_trainer_writes_one_metrics_line_per_step(tmp_path, method):
         assert records[0]["clip_upper_mean"] == pytest.approx(1.28)
 
 
-def test_trainer_merges_in_training_eval_into_the_step_line(tmp_path, monkeypatch):
+def test_trainer_records_a_step_before_its_eval_and_the_reader_merges_them(tmp_path, monkeypatch):
     from openrlhf.trainer.ppo_trainer import BasePPOTrainer
 
     trainer = _bare_trainer(tmp_path, "infoppo", eval_steps=2)
@@ -111,7 +111,7 @@ def test_trainer_merges_in_training_eval_into_the_step_line(tmp_path, monkeypatc
     )
     assert issubclass(type(trainer), BasePPOTrainer)
     trainer.save_logs_and_checkpoints(2, {"rollout/reward_mean": 0.5}, {})
-    assert not (tmp_path / "metrics.jsonl").exists()  # held until the eval of step 2 arrives
+    assert read_metrics(tmp_path / "metrics.jsonl")[0]["reward_mean"] == 0.5  # kept if a stop cuts the eval
     trainer.evaluate(2)
     (record,) = read_metrics(tmp_path / "metrics.jsonl")
     assert record["reward_mean"] == 0.5 and record["eval_aime24"] == pytest.approx(12.5)

@@ -86,21 +86,23 @@ def test_an_old_run_s_eval_lines_are_still_read_as_accuracies():
     assert bench_accuracies(old_line) == {"aime25": 50.0}
 
 
-def test_log_holds_a_step_until_its_eval(tmp_path):
+def test_a_step_is_written_as_it_is_trained_and_its_eval_beside_it(tmp_path):
+    """A step's line was held for its eval: a run stopped during that eval lost the step's training
+    record for good (its checkpoint was saved, so a resume does not train it again)."""
     path = tmp_path / "m" / "metrics.jsonl"
     log = TrainMetricsLog(path, BINARY)
-    log.record_step({"step": 1, "reward_mean": 0.1}, eval_follows=False)
-    log.record_step({"step": 2, "reward_mean": 0.2}, eval_follows=True)
-    assert len(path.read_text().splitlines()) == 1
+    log.record_step({"step": 1, "reward_mean": 0.1})
+    log.record_step({"step": 2, "reward_mean": 0.2})
+    assert len(path.read_text().splitlines()) == 2  # step 2's, before its eval (which a stop may cut)
     log.record_eval(2, {"eval_aime25_pass1": 0.5})
-    log.record_step({"step": 3}, eval_follows=True)
-    log.flush()  # end of training: nothing held back is lost
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines == [
-        {"step": 1, "reward_mean": 0.1},
-        {"step": 2, "reward_mean": 0.2, "eval_aime25_reward_mean": 0.5, "eval_aime25": 50.0},
-        {"step": 3},
-    ]
+    assert lines[2] == {"step": 2, "eval_aime25_reward_mean": 0.5, "eval_aime25": 50.0}
+    assert read_metrics(path)[1] == {
+        "step": 2,
+        "reward_mean": 0.2,
+        "eval_aime25_reward_mean": 0.5,
+        "eval_aime25": 50.0,
+    }
 
 
 def test_a_resumed_run_marks_its_checkpoint_and_evaluates_again_what_it_retrains(tmp_path):
@@ -109,7 +111,7 @@ def test_a_resumed_run_marks_its_checkpoint_and_evaluates_again_what_it_retrains
     first.resumed(0)  # a new run: nothing to supersede, nothing written
     assert not path.exists()
     for step in (1, 2, 3):
-        first.record_step({"step": step}, eval_follows=True)
+        first.record_step({"step": step})
         first.record_eval(step, {"eval_chain_pass1": 0.5})
     again = TrainMetricsLog(path, BINARY)  # killed after step 3; its last checkpoint is step 2's
     again.resumed(2)
@@ -148,12 +150,14 @@ def test_signed_rewards_give_accuracy_in_percent():
 
 def test_non_finite_values_are_written_as_standard_json(tmp_path):
     log = TrainMetricsLog(tmp_path / "metrics.jsonl", BINARY)
-    log.record_step(
-        step_record(3, {"policy_loss": float("nan"), "critic_loss": float("inf")}), eval_follows=True
-    )
+    log.record_step(step_record(3, {"policy_loss": float("nan"), "critic_loss": float("inf")}))
     log.record_eval(3, {"eval_aime24_pass1": float("-inf")})
-    line = (tmp_path / "metrics.jsonl").read_text().strip()
-    parsed = json.loads(line, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    parsed = {}
+    for line in lines:
+        parsed |= json.loads(
+            line, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}")
+        )
     assert parsed["policy_loss"] == "NaN" and parsed["critic_loss"] == "Infinity"
     assert parsed["eval_aime24"] == "-Infinity"
     record = read_metrics(tmp_path / "metrics.jsonl")[0]  # the report reads the text back as numbers
@@ -167,7 +171,7 @@ def test_a_resumed_log_cuts_a_torn_last_line_and_keeps_diverged_values(tmp_path)
     path.write_text('{"step": 1, "reward_mean": 0.1}\n{"step": 2, "rew')  # the crash before --resume
     log = TrainMetricsLog(path, BINARY)
     diverged = {"step": 2, "reward_mean": float("nan"), "policy_loss": float("-inf")}
-    log.record_step(diverged, eval_follows=False)
+    log.record_step(diverged)
     assert path.read_text().splitlines() == [
         '{"step": 1, "reward_mean": 0.1}',
         '{"step": 2, "reward_mean": "NaN", "policy_loss": "-Infinity"}',
