@@ -125,6 +125,22 @@ def test_the_stage_0_table_in_the_docs_is_the_committed_runs(csv: Path):
         assert rise == f"{statistics.fmean(values[-3:]) - values[0]:+.1f}"
 
 
+def test_the_clock_stage_s_curves_in_the_docs_are_the_committed_seeds():
+    """docs/ablations.md lists each committed seed's held-out accuracy curve of `clock-0.99`, every arm."""
+    docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
+    quoted = {
+        (arm, int(seed)): curve.split(" → ")
+        for arm, seed, curve in re.findall(
+            r"^\| (ppo|info-gae|info-clip|infoppo) \| (\d) \| ([\d. →]+) \|$", docs, re.M
+        )
+    }
+    committed = {}
+    for csv in sorted((RESULTS / "ablations").glob("clock-0.99-seed*.csv")):
+        for run in read_report_inputs([csv]).runs:
+            committed[(run.method, run.seed)] = [one_decimal(value) for _, value in run.series("eval_chain")]
+    assert committed and quoted == committed
+
+
 @pytest.fixture
 def ablations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """benchmarks/bench_ablations.py with its results directory in ``tmp_path``."""
