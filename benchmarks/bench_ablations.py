@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import statistics
 import subprocess
@@ -343,14 +344,28 @@ def merge_stage(name: str, seeds: int) -> Path:
 
 
 def report(plan: dict, out: Path, design_file: Path) -> None:
-    """Figures and contrasts from the committed CSVs alone (``plan``: ``design_file`` read)."""
+    """Figures and contrasts from the committed CSVs alone (``plan``: ``design_file`` read): one report of
+    every finished stage with the design's contrasts, and each finished stage's own report, whose
+    accuracy figure (each arm's mean over seeds with its band) is copied to ``docs/img``."""
     names = [stage["name"] for stage in plan["stages"]]
-    csvs = [str(RESULTS / f"{name}.csv") for name in names if (RESULTS / f"{name}.csv").exists()]
-    if not csvs:
+    finished = {name: RESULTS / f"{name}.csv" for name in names if (RESULTS / f"{name}.csv").exists()}
+    if not finished:
         raise SystemExit(f"no stage has finished yet: {RESULTS} holds no stage CSV")
     target = out / "report"
+    csvs = [str(csv) for csv in finished.values()]
     infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(design_file))
     print(f"report: {target}/report.md; contrasts: {target}/contrasts.md")
+    for name, csv in finished.items():
+        infoppo("report", str(csv), "--out", str(target / name), "--format", "png")
+        figure = stage_figure(design_file, name)
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(target / name / "accuracy.png", figure)
+        print(f"figure of stage {name}: {figure}")
+
+
+def stage_figure(design_file: Path, stage: str) -> Path:
+    """Where a finished stage's accuracy figure goes: ``docs/img/<design>_<stage>.png``."""
+    return FIGURES / f"{design_file.stem}_{stage}.png"
 
 
 def main() -> None:

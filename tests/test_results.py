@@ -141,6 +141,119 @@ def test_the_clock_stage_s_curves_in_the_docs_are_the_committed_seeds():
     assert committed and quoted == committed
 
 
+CLOCK_CONTRASTS = {
+    "1. clock, adaptive clip: `infoppo` − `info-clip`": "clock, adaptive clip, γ = 0.99",
+    "2. clock, PPO's clip: `info-gae` − `ppo`": "clock, PPO's clip, γ = 0.99",
+    "4. adaptive clip, information time: `infoppo` − `info-gae`": (
+        "adaptive clip against PPO's, information time, γ = 0.99"
+    ),
+    "adaptive clip, token time: `info-clip` − `ppo`": "adaptive clip against PPO's, token time, γ = 0.99",
+    "InfoPPO against PPO at γ = 0.99: `infoppo` − `ppo`": "InfoPPO against PPO, both at γ = 0.99, λ = 1",
+}
+"""docs/ablations.md's label of each contrast read on `clock-0.99` -> its name in the design files."""
+CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
+
+
+def signed_one_decimal(value: float) -> str:
+    return f"{value:+.1f}"
+
+
+def clock_stage_runs():
+    return read_report_inputs([RESULTS / "ablations" / "clock-0.99.csv"]).runs
+
+
+def largest_fall(values: list[float]) -> float:
+    """The largest fall of an accuracy curve below the best eval before it (0 when it never falls)."""
+    return max(0.0, *(max(values[:i]) - values[i] for i in range(1, len(values))))
+
+
+def test_the_clock_stage_s_contrasts_in_the_docs_are_the_committed_runs():
+    """Every contrast row docs/ablations.md quotes for `clock-0.99` (the pre-registered ones of
+    benchmarks/ablations.toml and the exploratory ones of ablations-exploratory.toml): mean difference,
+    95% t interval and each seed's difference, recomputed from the merged stage CSV."""
+    from infoppo_cli.report.contrasts import contrast_results, read_contrasts
+
+    designs = [ROOT / "benchmarks" / "ablations.toml", ROOT / "benchmarks" / "ablations-exploratory.toml"]
+    contrasts = {c.name: c for design in designs for c in read_contrasts(design)}
+    docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
+    quoted = re.findall(
+        r"^\| ([^|]+) \| (last|last3|auc) \| ([+-][\d.]+) \| \[([+-][\d.]+), ([+-][\d.]+)\] \| ([^|]+) \|$",
+        docs,
+        re.M,
+    )
+    assert {label for label, *_ in quoted} == set(CLOCK_CONTRASTS)
+    results = {
+        result.contrast.name: result
+        for result in contrast_results(
+            clock_stage_runs(), [contrasts[name] for name in CLOCK_CONTRASTS.values()]
+        )
+    }
+    for label, metric, mean, low, high, per_seed in quoted:
+        difference = next(d for d in results[CLOCK_CONTRASTS[label]].differences if d.metric == metric)
+        assert difference.seeds == [1, 2, 3, 4, 5], label
+        assert mean == signed_one_decimal(difference.mean), (label, metric)
+        assert [low, high] == [signed_one_decimal(bound) for bound in difference.interval], (label, metric)
+        assert per_seed.split(", ") == [signed_one_decimal(d) for d in difference.differences], (
+            label,
+            metric,
+        )
+
+
+def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
+    """docs/ablations.md's table of the `clock-0.99` arms (each metric's mean ± standard error over seeds,
+    each seed's largest fall, the last step's Γ_info and γ^T, the mean KL to the old policy) and the KL
+    ratios its text quotes, recomputed from the merged stage CSV."""
+    from infoppo_cli.report.contrasts import curve_metrics
+
+    docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
+    rows = {
+        arm: cells.split(" | ")
+        for arm, cells in re.findall(r"^\| (ppo|info-gae|info-clip|infoppo) \| ([\d.]+ ± .+) \|$", docs, re.M)
+    }
+    assert sorted(rows) == sorted(CLOCK_ARMS)
+    kl = {}
+    for arm in CLOCK_ARMS:
+        runs = sorted((run for run in clock_stage_runs() if run.method == arm), key=lambda run: run.seed)
+        assert [run.seed for run in runs] == [1, 2, 3, 4, 5]
+        expected = []
+        for metric in ("last", "last3", "auc"):
+            values = [curve_metrics(run.series("eval_chain"))[metric] for run in runs]
+            error = statistics.stdev(values) / len(values) ** 0.5
+            expected.append(f"{statistics.fmean(values):.1f} ± {error:.1f}")
+        curves = [[value for _, value in run.series("eval_chain")] for run in runs]
+        expected.append(", ".join(one_decimal(largest_fall(curve)) for curve in curves))
+        discounts = [run.last("info_discount_mean") for run in runs]
+        expected.append(f"{statistics.fmean(discounts):.2f}" if arm != "ppo" else "-")
+        expected.append(f"{statistics.fmean(run.last('token_discount_mean') for run in runs):.2f}")
+        kl[arm] = statistics.fmean(statistics.fmean(v for _, v in run.series("ppo_kl")) for run in runs)
+        expected.append(one_decimal(kl[arm] * 1e4))
+        assert rows[arm] == expected, arm
+    ratios = re.search(
+        r"KL to the old policy ([\d.]+) times PPO's\.\s+Neither part alone accounts for that "
+        r"\(`info-gae` ([\d.]+) times, `info-clip` ([\d.]+) times\)",
+        docs,
+    )
+    assert ratios and list(ratios.groups()) == [
+        one_decimal(kl[arm] / kl["ppo"]) for arm in ("infoppo", "info-gae", "info-clip")
+    ]
+    clipped = [  # per arm, the mean over seeds of the mean over steps of the share of tokens clipped (%)
+        100
+        * statistics.fmean(
+            statistics.fmean(
+                u + v
+                for (_, u), (_, v) in zip(
+                    run.series("clip_frac_upper"), run.series("clip_frac_lower"), strict=True
+                )
+            )
+            for run in clock_stage_runs()
+            if run.method == arm
+        )
+        for arm in CLOCK_ARMS
+    ]
+    shares = re.search(r"the share of\s+tokens the clip acted on was ([\d.]+)–([\d.]+)% in every arm", docs)
+    assert shares and shares.groups() == (f"{min(clipped):.3f}", f"{max(clipped):.3f}")
+
+
 @pytest.fixture
 def ablations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """benchmarks/bench_ablations.py with its results directory in ``tmp_path``."""
@@ -220,3 +333,54 @@ def test_stage_0_runs_a_rate_not_committed_and_judges_it_from_its_exported_csv(
     assert len(ran) == 1 and "actor.adam.lr=0.0001" in ran[0]  # 2e-4 was read, not run
     table = (tmp_path / "stability-lr0.0001.md").read_text(encoding="utf-8")
     assert "(diagnosis)" in table and table.count("| 0.0001 |") == 3
+
+
+def test_the_report_reads_the_finished_stages_and_draws_each_one_s_figure_for_the_docs(
+    ablations, tmp_path, monkeypatch
+):
+    """`bench_ablations.py report` on a clone where only `clock-0.99` has finished: the design's
+    contrasts over it, and its accuracy figure copied to the docs' folder, through the real CLI."""
+    (tmp_path / "clock-0.99.csv").write_text(
+        (RESULTS / "ablations" / "clock-0.99.csv").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    monkeypatch.setattr(ablations, "FIGURES", tmp_path / "img")
+    design = ROOT / "benchmarks" / "ablations.toml"
+    ablations.report(ablations.design(design), tmp_path / "sweeps", design)
+    figure = tmp_path / "img" / "ablations_clock-0.99.png"
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ablations.stage_figure(design, "clock-0.99") == figure
+    contrasts = (tmp_path / "sweeps" / "report" / "contrasts.md").read_text(encoding="utf-8")
+    assert "| clock, adaptive clip, γ = 0.99 | chain | last3 | 5 | +2.742 |" in contrasts
+
+
+def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
+    """Each difference the README quotes as (`a` − `b`: `metric` mean [low, high]) is the row of
+    docs/ablations.md for that pair and metric, which the tests above recompute from the CSV; and its
+    count of InfoPPO's falls is the committed curves'."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
+    rows = {
+        (pair, metric): (mean, f"[{low}, {high}]")
+        for pair, metric, mean, low, high in re.findall(
+            r"^\| [^|]*?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
+            r"\| \[([+-][\d.]+), ([+-][\d.]+)\]",
+            docs,
+            re.M,
+        )
+    }
+    quoted = 0
+    for pair, body in re.findall(r"\((`[\w-]+` − `[\w-]+`): ([^()]+)\)", readme):
+        for metric, mean, interval in re.findall(
+            r"`(last3|last|auc)` ([+-][\d.]+) (\[[+-][\d.]+, [+-][\d.]+\])", body
+        ):
+            assert rows[(pair, metric)] == (mean, interval), (pair, metric)
+            quoted += 1
+    assert quoted >= 6
+    falls = sorted(
+        largest_fall([value for _, value in run.series("eval_chain")])
+        for run in clock_stage_runs()
+        if run.method == "infoppo"
+    )
+    big = [fall for fall in falls if fall >= 6]
+    stated = re.search(r"(\d) of 5 seeds fell (\d+)–(\d+) points mid-run", readme)
+    assert stated and stated.groups() == (str(len(big)), f"{min(big):.0f}", f"{max(big):.0f}")

@@ -30,6 +30,7 @@ DIFFERENCE_COLUMNS = [
 ARM_COLUMNS = ["contrast", "arm", "n", *METRICS, *(name for name, _ in ARM_EXTRAS)]
 ROW_INCHES = 0.22
 """Height of one row of the forest plot."""
+WIDEN_TRIES = 5
 
 
 def signed(value: float | None) -> str:
@@ -161,7 +162,20 @@ def forest_figure(results: Sequence[ContrastResult]) -> Any:
         ax.grid(axis="x", alpha=0.3)
         if not entries:
             ax.text(0.5, 0.5, "no paired seeds", ha="center", va="center", transform=ax.transAxes)
+        _widen_to_fit(figure)
     return figure
+
+
+def _widen_to_fit(figure: Any) -> None:
+    """Widen ``figure`` until everything drawn lies within it: long contrast names take the width from
+    the axes, and the axis label centred under a narrowed axes would then run off the right edge."""
+    for _ in range(WIDEN_TRIES):
+        figure.canvas.draw()
+        drawn, box = figure.get_tightbbox(), figure.bbox_inches
+        overflow = max(box.x0 - drawn.x0, 0.0) + max(drawn.x1 - box.x1, 0.0)
+        if overflow <= 0.01:
+            return
+        figure.set_figwidth(figure.get_figwidth() + 2 * overflow + 0.1)
 
 
 def draw_contrasts(out_dir: Path, results: Sequence[ContrastResult], formats: Sequence[str]) -> list[Path]:

@@ -87,3 +87,16 @@ def test_the_forest_plot_draws_each_mean_with_its_interval_and_a_zero_line(tmp_p
     bars = [collection for collection in ax.collections if collection.get_segments()]
     top = max(bars, key=lambda c: max(segment[0][1] for segment in c.get_segments())).get_segments()[0]
     assert top[0][0] == pytest.approx(14 - HALF_LAST) and top[1][0] == pytest.approx(14 + HALF_LAST)
+
+
+def test_the_forest_plot_widens_until_long_contrast_names_and_its_labels_fit(tmp_path: Path) -> None:
+    """A contrast name as long as the ablation design's took the axes' width, and the x label, centred
+    under the narrowed axes, ran off the figure's right edge."""
+    name = "adaptive clip against PPO's, information time, γ = 0.99"
+    runs = read_inputs([contrast_runs(tmp_path)]).runs
+    results = contrast_results(runs, [Contrast(name, Arm("infoppo", 0.99, 1.0), Arm("ppo", 0.99, 1.0))])
+    figure = forest_figure(results)
+    figure.savefig(tmp_path / "forest.png", dpi=100)
+    drawn, box = figure.get_tightbbox(), figure.bbox_inches  # every artist drawn, in inches
+    assert box.x0 - 0.02 <= drawn.x0 and drawn.x1 <= box.x1 + 0.02
+    assert figure.get_figwidth() > 2 * 3.3
