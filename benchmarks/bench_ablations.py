@@ -60,9 +60,22 @@ def infoppo(*args: str, deadline: float | None = None) -> bool:
     """Run ``infoppo ARGS``; at ``deadline`` (monotonic) it is stopped (SIGTERM, which a sweep takes as
     Ctrl-C), which a sweep leaves resumable. Returns whether it finished; a failure stops the benchmark."""
     print("$ infoppo", " ".join(args), flush=True)
-    process = subprocess.Popen([sys.executable, "-m", "infoppo_cli", *args])
+    return run_stoppable([sys.executable, "-m", "infoppo_cli", *args], deadline)
+
+
+def run_stoppable(command: list[str], deadline: float | None) -> bool:
+    """:func:`infoppo`'s body for any ``command`` (one that stops cleanly on SIGTERM and SIGINT)."""
+    process = subprocess.Popen(command)
     try:
         code = process.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:  # Ctrl-C reached the sweep too (one process group): let it stop cleanly
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            process.terminate()
+            process.wait()
+        print("\n== interrupted: rerun the same command to resume", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
     except subprocess.TimeoutExpired:
         print("\n== the budget is spent: stopping the sweep (rerun the same command to resume)", flush=True)
         process.send_signal(signal.SIGTERM)  # a sweep's stop, as Ctrl-C; SIGINT is ignored under `... &`
@@ -73,7 +86,7 @@ def infoppo(*args: str, deadline: float | None = None) -> bool:
             process.wait()
         return False
     if code != 0:
-        raise SystemExit(f"infoppo {' '.join(args)} failed with exit code {code}")
+        raise SystemExit(f"{' '.join(command)} failed with exit code {code}")
     return True
 
 

@@ -384,3 +384,42 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     big = [fall for fall in falls if fall >= 6]
     stated = re.search(r"(\d) of 5 seeds fell (\d+)–(\d+) points mid-run", readme)
     assert stated and stated.groups() == (str(len(big)), f"{min(big):.0f}", f"{max(big):.0f}")
+
+
+CHILD = """
+import pathlib, signal, sys, time
+marker = pathlib.Path(sys.argv[1])
+def stop(*_):
+    marker.write_text("stopped cleanly")
+    sys.exit(130)
+signal.signal(signal.SIGINT, stop)
+marker.write_text("running")
+time.sleep(60)
+"""
+
+
+def test_ctrl_c_lets_the_sweep_stop_cleanly_then_says_how_to_resume_without_a_traceback(tmp_path):
+    """Ctrl-C in a terminal reaches the benchmark and its sweep (one process group): the benchmark waits
+    for the sweep to stop, then exits 130 with one line."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "child"
+    driver = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import bench_ablations; "
+        f"bench_ablations.run_stoppable([sys.executable, '-c', {CHILD!r}, {str(marker)!r}], None)"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", driver], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text() == "running") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert marker.read_text() == "stopped cleanly"
+    assert "Traceback" not in stderr and "interrupted: rerun the same command to resume" in stderr
