@@ -263,6 +263,16 @@ def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
         )
         for arm in CLOCK_ARMS
     ]
+    critic = {
+        arm: statistics.fmean(
+            statistics.fmean(v for _, v in run.series("critic_loss"))
+            for run in clock_stage_runs()
+            if run.method == arm
+        )
+        for arm in CLOCK_ARMS
+    }
+    ratio = (critic["infoppo"] + critic["info-gae"]) / (critic["info-clip"] + critic["ppo"])
+    assert f"Its mean loss was {one_decimal(ratio)} times token time's" in " ".join(docs.split())
     shares = re.search(r"the share of\s+tokens the clip acted on was ([\d.]+)–([\d.]+)% in every arm", docs)
     assert shares and shares.groups() == (f"{min(clipped):.3f}", f"{max(clipped):.3f}")
 
@@ -364,6 +374,29 @@ def test_the_report_reads_the_finished_stages_and_draws_each_one_s_figure_for_th
     assert ablations.stage_figure(design, "clock-0.99") == figure
     contrasts = (tmp_path / "sweeps" / "report" / "contrasts.md").read_text(encoding="utf-8")
     assert "| clock, adaptive clip, γ = 0.99 | chain | last3 | 5 | +2.742 |" in contrasts
+
+
+def test_the_kl_before_infoppo_s_falls_in_the_docs_is_the_committed_runs():
+    """The mean KL to the old policy over the five steps before a seed's largest fall (seeds 3 and 5 of
+    InfoPPO at γ = 0.99), and seed 2's largest five-step window, as docs/ablations.md quotes them."""
+    runs = {run.seed: run for run in clock_stage_runs() if run.method == "infoppo"}
+
+    def window(seed: int, end: float) -> str:
+        values = [v for step, v in runs[seed].series("ppo_kl") if end - 5 < step <= end]
+        return one_decimal(statistics.fmean(values) * 1e4)
+
+    def fall(seed: int) -> tuple[float, float]:
+        curve = runs[seed].series("eval_chain")
+        values = [v for _, v in curve]
+        return max((max(values[:i]) - values[i], curve[i][0]) for i in range(1, len(values)))
+
+    docs = " ".join((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8").split())
+    before_3, before_5 = window(3, fall(3)[1]), window(5, fall(5)[1])
+    largest_2 = max((window(2, end) for end in range(5, 31, 5)), key=float)
+    assert (
+        f"seed 3's and seed 5's falls had mean KLs of {before_3} and {before_5} × 10⁻⁴, but seed 2 took "
+        f"five steps at {largest_2} × 10⁻⁴ and fell by no more than {one_decimal(fall(2)[0])} points"
+    ) in docs
 
 
 def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
