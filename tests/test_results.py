@@ -432,6 +432,15 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
             assert rows[(pair, metric)] == (mean, interval), (pair, metric)
             quoted += 1
     assert quoted >= 6
+    every_row = {(metric, mean, interval) for (_, metric), (mean, interval) in rows.items()}
+    every_row |= {  # rows whose label names no `a` − `b` pair (contrast 3: one method at two γ's)
+        (metric, mean, f"[{low}, {high}]")
+        for metric, mean, low, high in re.findall(
+            r"^\| [^|]+ \| (last|last3|auc) \| ([+-][\d.]+) \| \[([+-][\d.]+), ([+-][\d.]+)\]", docs, re.M
+        )
+    }
+    anywhere = re.findall(r"`(last3|last|auc)` ([+-][\d.]+) (\[[+-][\d.]+, [+-][\d.]+\])", readme)
+    assert anywhere and all(triple in every_row for triple in anywhere), anywhere
     falls = sorted(
         largest_fall([value for _, value in run.series("eval_chain")])
         for run in clock_stage_runs()
