@@ -162,6 +162,7 @@ DOCS_CONTRASTS = {
     ),
     "adaptive clip, token time: `info-clip` − `ppo`": "adaptive clip against PPO's, token time, γ = 0.99",
     "InfoPPO against PPO at γ = 0.99: `infoppo` − `ppo`": "InfoPPO against PPO, both at γ = 0.99, λ = 1",
+    "3. information time, γ = 0.99 against γ = 1": "information time, γ = 0.99 against γ = 1",
 }
 """docs/ablations.md's label of each contrast it reads -> its name in the design files."""
 CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
@@ -222,35 +223,54 @@ def test_the_contrasts_in_the_docs_are_the_committed_runs():
         )
 
 
-def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
-    """docs/ablations.md's table of the `clock-0.99` arms (each metric's mean ± standard error over seeds,
-    each seed's largest fall, the last step's Γ_info and γ^T, the mean KL to the old policy) and the KL
-    ratios its text quotes, recomputed from the merged stage CSV."""
+def arm_cells(runs: list, arm: str) -> list[str]:
+    """The cells of an arm's row in docs/ablations.md's tables of arms: each metric's mean ± standard error
+    over seeds, each seed's largest fall, the last step's Γ_info and γ^T, the mean KL to the old policy."""
     from infoppo_cli.report.contrasts import curve_metrics
 
+    cells = []
+    for metric in ("last", "last3", "auc"):
+        values = [curve_metrics(run.series("eval_chain"))[metric] for run in runs]
+        error = statistics.stdev(values) / len(values) ** 0.5
+        cells.append(f"{statistics.fmean(values):.1f} ± {error:.1f}")
+    curves = [[value for _, value in run.series("eval_chain")] for run in runs]
+    cells.append(", ".join(one_decimal(largest_fall(curve)) for curve in curves))
+    discounts = [run.last("info_discount_mean") for run in runs]
+    cells.append(f"{statistics.fmean(discounts):.2f}" if arm != "ppo" else "-")
+    cells.append(f"{statistics.fmean(run.last('token_discount_mean') for run in runs):.2f}")
+    cells.append(one_decimal(mean_kl(runs) * 1e4))
+    return cells
+
+
+def mean_kl(runs: list) -> float:
+    return statistics.fmean(statistics.fmean(v for _, v in run.series("ppo_kl")) for run in runs)
+
+
+def arm_rows(stage: str) -> dict[str, list[str]]:
+    """The rows of the table of arms under the stage's heading in docs/ablations.md, by arm."""
+    section = stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))[stage]
+    found = re.findall(r"^\| ([\w-]+(?: γ = [\d.]+)?) \| ([\d.]+ ± .+) \|$", section, re.M)
+    return {arm: cells.split(" | ") for arm, cells in found}
+
+
+def test_the_gamma_1_stage_s_arm_in_the_docs_is_the_committed_runs():
+    runs = sorted(read_report_inputs([RESULTS / "ablations" / "gamma-1.csv"]).runs, key=lambda run: run.seed)
+    assert [run.seed for run in runs] == [1, 2, 3, 4, 5] and {run.method for run in runs} == {"infoppo"}
+    assert arm_rows("gamma-1") == {"infoppo γ = 1": arm_cells(runs, "infoppo")}
+
+
+def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
+    """docs/ablations.md's table of the `clock-0.99` arms (:func:`arm_cells`) and the KL ratios its text
+    quotes, recomputed from the merged stage CSV."""
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
-    rows = {
-        arm: cells.split(" | ")
-        for arm, cells in re.findall(r"^\| (ppo|info-gae|info-clip|infoppo) \| ([\d.]+ ± .+) \|$", docs, re.M)
-    }
+    rows = arm_rows("clock-0.99")
     assert sorted(rows) == sorted(CLOCK_ARMS)
     kl = {}
     for arm in CLOCK_ARMS:
         runs = sorted((run for run in clock_stage_runs() if run.method == arm), key=lambda run: run.seed)
         assert [run.seed for run in runs] == [1, 2, 3, 4, 5]
-        expected = []
-        for metric in ("last", "last3", "auc"):
-            values = [curve_metrics(run.series("eval_chain"))[metric] for run in runs]
-            error = statistics.stdev(values) / len(values) ** 0.5
-            expected.append(f"{statistics.fmean(values):.1f} ± {error:.1f}")
-        curves = [[value for _, value in run.series("eval_chain")] for run in runs]
-        expected.append(", ".join(one_decimal(largest_fall(curve)) for curve in curves))
-        discounts = [run.last("info_discount_mean") for run in runs]
-        expected.append(f"{statistics.fmean(discounts):.2f}" if arm != "ppo" else "-")
-        expected.append(f"{statistics.fmean(run.last('token_discount_mean') for run in runs):.2f}")
-        kl[arm] = statistics.fmean(statistics.fmean(v for _, v in run.series("ppo_kl")) for run in runs)
-        expected.append(one_decimal(kl[arm] * 1e4))
-        assert rows[arm] == expected, arm
+        kl[arm] = mean_kl(runs)
+        assert rows[arm] == arm_cells(runs, arm), arm
     ratios = re.search(
         r"KL to the old policy ([\d.]+) times PPO's\.\s+Neither part alone accounts for that "
         r"\(`info-gae` ([\d.]+) times, `info-clip` ([\d.]+) times\)",
