@@ -303,7 +303,7 @@ def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
     }
     ratio = (critic["infoppo"] + critic["info-gae"]) / (critic["info-clip"] + critic["ppo"])
     assert f"Its mean loss was {one_decimal(ratio)} times token time's" in " ".join(docs.split())
-    shares = re.search(r"the share of\s+tokens the clip acted on was ([\d.]+)–([\d.]+)% in every arm", docs)
+    shares = re.search(r"the share of\s+tokens it acted on was ([\d.]+)–([\d.]+)% in every arm", docs)
     assert shares and shares.groups() == (f"{min(clipped):.3f}", f"{max(clipped):.3f}")
 
 
