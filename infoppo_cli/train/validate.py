@@ -259,16 +259,22 @@ def _check_batches(flags: dict[str, Any]) -> None:
             f"rollout.batch_size x n_samples_per_prompt = {responses} responses per step is not a "
             f"multiple of train.batch_size {train_batch}"
         )
-    if flags.get("train.dynamic_batch_enable"):
-        return  # micro-batches are packed by tokens, not counted
     gpus = _count(flags, "actor.num_nodes") * _count(flags, "actor.num_gpus_per_node")
     for key in ("ds.ring_attn_size", "ds.tensor_parallel_size"):  # ranks that share one micro-batch
         gpus //= _count(flags, key)
     per_pass = _count(flags, "train.micro_batch_size") * max(gpus, 1)
-    if train_batch % per_pass:
+    if not flags.get("train.dynamic_batch_enable") and train_batch % per_pass:  # packed: not counted
         raise UsageError(
             f"train.batch_size {train_batch} is not a multiple of train.micro_batch_size x data-parallel "
-            f"actor GPUs = {per_pass}"
+            f"actor GPUs = {per_pass}: set a train.micro_batch_size that divides "
+            f"{train_batch // max(gpus, 1) or 1} (--set train.micro_batch_size=N)"
+        )
+    experience_batches = responses // _count(flags, "rollout.micro_batch_size")
+    if experience_batches < gpus:  # upstream asserts it after Ray has started (train_ppo_ray.py)
+        raise UsageError(
+            f"{responses} responses per step make {experience_batches} experience micro-batch(es) of "
+            f"rollout.micro_batch_size, fewer than the {gpus} data-parallel actor workers that share them: "
+            f"set rollout.micro_batch_size to at most {responses // gpus} (--set rollout.micro_batch_size=N)"
         )
 
 

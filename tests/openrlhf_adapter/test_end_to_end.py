@@ -187,6 +187,7 @@ def test_two_data_parallel_workers_per_model_and_a_quiet_terminal(tmp_path):
     run = tmp_path / "run"
     args = ["train", "--preset", "tiny-cpu", "--method", "dapo-ft", "--gpus-per-node", "2"]
     args += ["--steps", "3", "--eval-every", "3", "--eval-samples", "2", "--no-eval-before"]
+    args += ["--set", "train.micro_batch_size=16", "--set", "rollout.micro_batch_size=64"]  # half each
     done = run_infoppo(*args, "--set", "ckpt.save_steps=1", "--output-dir", str(run), timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = read_metrics(run / "metrics.jsonl")

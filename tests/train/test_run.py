@@ -442,14 +442,13 @@ def test_more_cpu_workers_than_cores_or_nodes_are_refused_before_launch(task_cac
     import os
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    four = TrainRequest(preset="tiny-cpu", gpus_per_node=4, overrides=["train.micro_batch_size=8"])
+    smaller = ["train.micro_batch_size=8", "rollout.micro_batch_size=32"]  # batches for 4 workers
+    four = TrainRequest(preset="tiny-cpu", gpus_per_node=4, overrides=smaller)
     with pytest.raises(UsageError, match="4 training workers per model need 4 cores and this machine has 2"):
         plan_training(four)
     with pytest.raises(UsageError, match="--nodes must be 1"):
-        plan_training(TrainRequest(preset="tiny-cpu", nodes=2, overrides=["train.micro_batch_size=8"]))
-    two = plan_training(
-        TrainRequest(preset="tiny-cpu", gpus_per_node=2, overrides=["train.micro_batch_size=8"])
-    )
+        plan_training(TrainRequest(preset="tiny-cpu", nodes=2, overrides=smaller))
+    two = plan_training(TrainRequest(preset="tiny-cpu", gpus_per_node=2, overrides=smaller))
     assert two.flags["actor.num_gpus_per_node"] == 2
 
 

@@ -212,3 +212,27 @@ def test_a_number_flag_takes_exactly_the_finite_floats(number):
     assert value_problem("rollout.batch_size", repr(number)) is not None  # '1.0' is no integer
     if math.isfinite(number) and number == int(number) and abs(number) < 2**53:
         assert value_problem("rollout.batch_size", str(int(number))) is None
+
+
+def test_more_data_parallel_workers_than_an_optimizer_step_s_batch_holds_says_which_micro_batch_fits():
+    """tiny-cpu trains an optimizer step of 32 responses in one micro-batch of 32: with two workers per
+    model each takes half of every step, so the micro-batch must divide 16, and the refusal says so."""
+    result = runner.invoke(app, ["train", "--dry-run", "--preset", "tiny-cpu", "--gpus-per-node", "2"])
+    assert isinstance(result.exception, UsageError), result.output
+    assert str(result.exception) == (
+        "train.batch_size 32 is not a multiple of train.micro_batch_size x data-parallel actor GPUs = 64: "
+        "set a train.micro_batch_size that divides 16 (--set train.micro_batch_size=N)"
+    )
+    fitted = ["--set", "train.micro_batch_size=16"]
+    result = runner.invoke(
+        app, ["train", "--dry-run", "--preset", "tiny-cpu", "--gpus-per-node", "2", *fitted]
+    )
+    assert isinstance(result.exception, UsageError), result.output  # upstream's own assertion, before Ray
+    assert str(result.exception) == (
+        "128 responses per step make 1 experience micro-batch(es) of rollout.micro_batch_size, fewer "
+        "than the 2 data-parallel actor workers that share them: set rollout.micro_batch_size to at most 64 "
+        "(--set rollout.micro_batch_size=N)"
+    )
+    fitted += ["--set", "rollout.micro_batch_size=64"]
+    done = runner.invoke(app, ["train", "--dry-run", "--preset", "tiny-cpu", "--gpus-per-node", "2", *fitted])
+    assert done.exit_code == 0, done.output
