@@ -69,25 +69,27 @@ def run_stoppable(command: list[str], deadline: float | None) -> bool:
     try:
         code = process.wait(timeout=None if deadline is None else max(1.0, deadline - time.monotonic()))
     except KeyboardInterrupt:  # Ctrl-C reached the sweep too (one process group): let it stop cleanly
-        try:
-            process.wait(timeout=STOP_GRACE_S)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            process.terminate()
-            process.wait()
+        _wait_for_stop(process)
         print("\n== interrupted: rerun the same command to resume", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     except subprocess.TimeoutExpired:
         print("\n== the budget is spent: stopping the sweep (rerun the same command to resume)", flush=True)
         process.send_signal(signal.SIGTERM)  # a sweep's stop, as Ctrl-C; SIGINT is ignored under `... &`
-        try:
-            process.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            process.terminate()
-            process.wait()
+        _wait_for_stop(process)
         return False
     if code != 0:
         raise SystemExit(f"{' '.join(command)} failed with exit code {code}")
     return True
+
+
+def _wait_for_stop(process: subprocess.Popen) -> None:
+    """Give a stopping sweep :data:`STOP_GRACE_S` to leave its runs resumable, then end it (a second
+    Ctrl-C ends the wait at once)."""
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        process.terminate()
+        process.wait()
 
 
 def run_shape(plan: dict) -> tuple[str, ...]:

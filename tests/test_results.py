@@ -4,6 +4,7 @@ recomputed here from the per-step CSV the benchmark wrote under benchmarks/resul
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from pathlib import Path
@@ -172,6 +173,7 @@ def signed_one_decimal(value: float) -> str:
     return f"{value:+.1f}"
 
 
+@functools.cache
 def clock_stage_runs():
     return read_report_inputs([RESULTS / "ablations" / "clock-0.99.csv"]).runs
 
@@ -181,6 +183,7 @@ def largest_fall(values: list[float]) -> float:
     return max(0.0, *(max(values[:i]) - values[i] for i in range(1, len(values))))
 
 
+@functools.cache
 def finished_stage_runs():
     """The runs of every stage of the ablation whose seeds are merged (``<stage>.csv``), read together, as
     ``bench_ablations.py report`` reads them."""
