@@ -43,7 +43,13 @@ from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__
 _UpstreamTrainer = PPOTrainer.__ray_actor_class__
 
-LOOP_STATES = ("episode", "global_step", "total_consumed_prompts", "data_loader_state_dict")
+NEW_RUN_STATES: dict[str, Any] = {
+    "episode": 0,
+    "global_step": 0,
+    "total_consumed_prompts": 0,
+    "data_loader_state_dict": {},
+}
+LOOP_STATES = tuple(NEW_RUN_STATES)
 """What upstream's loop keeps in a step's checkpoint (its ``client_states``) and reads back on a resume:
 a resumed step's eval saves its best checkpoint with these (a loaded checkpoint's states also hold
 DeepSpeed's own keys, which a save refuses)."""
@@ -292,6 +298,13 @@ class InfoPPOTrainer(_UpstreamTrainer):
             # the best checkpoint, and a resume from one without them fails (no "episode").
             step, states = self._step_states
             self.save_best_checkpoint(logs, global_step, states if step == global_step else None)
+
+    def init_checkpoint_states(self) -> dict[str, Any]:
+        """Upstream's loop states from the loaded checkpoint, or a new run's where ``ckpt/_actor``
+        holds none: upstream takes the folder's presence for a checkpoint and would fail reading its
+        "episode" (``train/resume.py`` has already said the run continues from step 0)."""
+        states = super().init_checkpoint_states()
+        return states if "episode" in states else {**NEW_RUN_STATES, **states}
 
     def fit(self, global_step: int = 0) -> None:
         """Upstream's loop (which the step budget ends after the planned RL steps) between infoppo's

@@ -93,16 +93,23 @@ def whole_checkpoint_or_none(ckpt_path: str | os.PathLike[str], tag: str) -> Ite
         for folder in (*(root / name / tag for name in MODEL_DIRS), root / f"{tag}_hf"):
             shutil.rmtree(folder, ignore_errors=True)
         for name in MODEL_DIRS:  # after the removal, which made room for it on a full disk
-            latest = root / name / LATEST
-            with contextlib.suppress(OSError):
-                if name in before:
-                    latest.write_bytes(before[name])
-                else:
-                    latest.unlink(missing_ok=True)
-                    latest.parent.rmdir()  # a first save's folder, left empty: no checkpoint at all
+            if name in before:
+                with contextlib.suppress(OSError):
+                    (root / name / LATEST).write_bytes(before[name])
+            else:
+                _drop_checkpointless(root / name)
         if full:  # said as such, whatever layer raised it (torch's writer hides the errno)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(root / MODEL_DIRS[0] / tag)) from exc
         raise
+
+
+def _drop_checkpointless(model_dir: Path) -> None:
+    """Remove a model folder a failed first save made, unless it holds a checkpoint folder: its
+    ``latest`` and DeepSpeed's ``zero_to_fp32.py`` (copied in once a model's save is done) would make
+    upstream's resume take the folder for a checkpoint and fail on its missing loop states."""
+    with contextlib.suppress(OSError):
+        if not any(tag_step(entry.name) is not None for entry in model_dir.iterdir()):
+            shutil.rmtree(model_dir, ignore_errors=True)
 
 
 _SPACE_WORDS = ("No space left on device", "Disk quota exceeded")

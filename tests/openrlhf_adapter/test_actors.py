@@ -295,3 +295,18 @@ def test_the_eval_phase_counts_the_prompts_a_dataloader_holds():
 
     assert _dataset_size(SimpleNamespace(dataset=[1, 2, 3])) == 3
     assert _dataset_size(SimpleNamespace(dataset=iter([1]))) is None and _dataset_size(object()) is None
+
+
+def test_a_checkpoint_folder_that_holds_no_checkpoint_starts_the_loop_at_step_0(tmp_path, monkeypatch):
+    """Upstream loads from ``ckpt/_actor`` whenever the folder exists; with no checkpoint in it the actor
+    hands back no states, and upstream's loop failed reading "episode" (a CI run resumed after a full
+    disk had cut off the first save)."""
+    from infoppo_cli.openrlhf_adapter.actors import NEW_RUN_STATES
+
+    trainer = _bare_trainer(tmp_path, "infoppo")
+    upstream = type(trainer).__mro__[1]
+    monkeypatch.setattr(upstream, "init_checkpoint_states", lambda self: {})
+    assert trainer.init_checkpoint_states() == NEW_RUN_STATES
+    loaded = {"episode": 1, "global_step": 4, "total_consumed_prompts": 8, "data_loader_state_dict": {"i": 2}}
+    monkeypatch.setattr(upstream, "init_checkpoint_states", lambda self: dict(loaded))
+    assert trainer.init_checkpoint_states() == loaded

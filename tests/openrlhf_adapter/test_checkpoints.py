@@ -98,6 +98,26 @@ def test_a_first_save_cut_off_leaves_no_latest(tmp_path):
     assert _left(tmp_path) == []  # a resume starts from the beginning, as if no save had been tried
 
 
+def test_a_first_save_cut_off_in_the_critic_leaves_no_actor_folder(tmp_path):
+    """The actor's save was whole (with DeepSpeed's conversion script) when the critic's hit the full
+    disk: a folder left with the script alone is what upstream's resume takes for a checkpoint."""
+    with pytest.raises(OSError), whole_checkpoint_or_none(tmp_path, "global_step1"):
+        _dirs(tmp_path / "_actor", "global_step1")
+        (tmp_path / "_actor" / "zero_to_fp32.py").write_text("# DeepSpeed's")
+        (tmp_path / "_actor" / "latest").write_text("global_step1")
+        _dirs(tmp_path / "_critic", "global_step1")
+        raise OSError(28, "No space left on device")
+    assert _left(tmp_path) == []
+
+
+def test_a_failed_first_save_keeps_a_folder_that_holds_a_checkpoint(tmp_path):
+    _dirs(tmp_path / "_actor", "global_step1")  # a checkpoint whose ``latest`` is lost: not this save's
+    with pytest.raises(OSError), whole_checkpoint_or_none(tmp_path, "global_step2"):
+        _dirs(tmp_path / "_actor", "global_step2")
+        raise OSError(28, "No space left on device")
+    assert _left(tmp_path / "_actor") == ["global_step1"]
+
+
 def test_the_folders_a_killed_save_left_past_latest_are_dropped(tmp_path):
     """OpenRLHF's rotation counts every folder as a checkpoint: a partial one would evict a whole one."""
     _whole_checkpoint(tmp_path, "global_step2")
