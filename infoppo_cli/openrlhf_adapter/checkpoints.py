@@ -108,8 +108,14 @@ def _drop_checkpointless(model_dir: Path) -> None:
     ``latest`` and DeepSpeed's ``zero_to_fp32.py`` (copied in once a model's save is done) would make
     upstream's resume take the folder for a checkpoint and fail on its missing loop states."""
     with contextlib.suppress(OSError):
-        if not any(tag_step(entry.name) is not None for entry in model_dir.iterdir()):
+        if not holds_checkpoint_folder(model_dir):
             shutil.rmtree(model_dir, ignore_errors=True)
+
+
+def holds_checkpoint_folder(model_dir: Path) -> bool:
+    """Whether ``model_dir`` holds a folder named as a checkpoint (whole or not), besides ``latest`` and
+    DeepSpeed's ``zero_to_fp32.py``."""
+    return any(tag_step(entry.name) is not None for entry in model_dir.iterdir())
 
 
 _SPACE_WORDS = ("No space left on device", "Disk quota exceeded")

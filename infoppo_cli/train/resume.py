@@ -18,7 +18,7 @@ from typing import Any
 from infoppo_cli.components import SETTINGS
 from infoppo_cli.errors import UsageError
 from infoppo_cli.hyperparameters import Setting
-from infoppo_cli.openrlhf_adapter.checkpoints import tag_step
+from infoppo_cli.openrlhf_adapter.checkpoints import holds_checkpoint_folder
 from infoppo_cli.rundir import Manifest
 
 _Reader = Callable[[dict[str, Any]], Any]
@@ -94,7 +94,7 @@ def trained_steps(ckpt_root: Path) -> int | None:
         return None
     latest = actor / "latest"
     tag = latest.read_text(encoding="utf-8").strip() if latest.is_file() else ""
-    if not tag and not any(tag_step(entry.name) is not None for entry in actor.iterdir()):
+    if not tag and not holds_checkpoint_folder(actor):
         return None
     if not tag or not (actor / tag).is_dir():
         raise UsageError(
