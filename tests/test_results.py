@@ -164,6 +164,16 @@ DOCS_CONTRASTS = {
     "adaptive clip, token time: `info-clip` − `ppo`": "adaptive clip against PPO's, token time, γ = 0.99",
     "InfoPPO against PPO at γ = 0.99: `infoppo` − `ppo`": "InfoPPO against PPO, both at γ = 0.99, λ = 1",
     "3. information time, γ = 0.99 against γ = 1": "information time, γ = 0.99 against γ = 1",
+    "1. clock, adaptive clip, γ = 0.999: `infoppo` − `info-clip`": "clock, adaptive clip, γ = 0.999",
+    "2. clock, PPO's clip, γ = 0.999: `info-gae` − `ppo`": "clock, PPO's clip, γ = 0.999",
+    "3. information time, γ = 0.999 against γ = 1": "information time, γ = 0.999 against γ = 1",
+    "adaptive clip, token time, γ = 0.999: `info-clip` − `ppo`": (
+        "adaptive clip against PPO's, token time, γ = 0.999"
+    ),
+    "adaptive clip, information time, γ = 0.999: `infoppo` − `info-gae`": (
+        "adaptive clip against PPO's, information time, γ = 0.999"
+    ),
+    "InfoPPO against PPO at γ = 0.999: `infoppo` − `ppo`": "InfoPPO against PPO, both at γ = 0.999, λ = 1",
 }
 """docs/ablations.md's label of each contrast it reads -> its name in the design files."""
 CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
@@ -195,12 +205,13 @@ def finished_stage_runs():
 
 
 def test_the_contrasts_in_the_docs_are_the_committed_runs():
-    """Every contrast row docs/ablations.md quotes (the pre-registered ones of benchmarks/ablations.toml
-    and the exploratory ones of ablations-exploratory.toml): mean difference, 95% t interval and each
-    seed's difference, recomputed from the finished stages' merged CSVs."""
+    """Every contrast row docs/ablations.md quotes (the pre-registered ones of benchmarks/ablations.toml,
+    the exploratory ones of ablations-exploratory.toml and the follow-ups of ablations-followup.toml):
+    mean difference, 95% t interval and each seed's difference, recomputed from the finished stages'
+    merged CSVs."""
     from infoppo_cli.report.contrasts import contrast_results, read_contrasts
 
-    designs = [ROOT / "benchmarks" / "ablations.toml", ROOT / "benchmarks" / "ablations-exploratory.toml"]
+    designs = [ROOT / "benchmarks" / f"ablations{kind}.toml" for kind in ("", "-exploratory", "-followup")]
     contrasts = {c.name: c for design in designs for c in read_contrasts(design)}
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
     quoted = re.findall(
@@ -260,6 +271,16 @@ def test_the_gamma_1_stage_s_arm_in_the_docs_is_the_committed_runs():
     runs = sorted(read_report_inputs([RESULTS / "ablations" / "gamma-1.csv"]).runs, key=lambda run: run.seed)
     assert [run.seed for run in runs] == [1, 2, 3, 4, 5] and {run.method for run in runs} == {"infoppo"}
     assert arm_rows("gamma-1") == {"infoppo γ = 1": arm_cells(runs, "infoppo")}
+
+
+def test_the_clock_0_999_stage_s_arms_in_the_docs_are_the_committed_runs():
+    runs = read_report_inputs([RESULTS / "ablations" / "clock-0.999.csv"]).runs
+    expected = {}
+    for arm in CLOCK_ARMS:
+        mine = sorted((run for run in runs if run.method == arm), key=lambda run: run.seed)
+        assert [run.seed for run in mine] == [1, 2, 3, 4, 5]
+        expected[arm] = arm_cells(mine, arm)
+    assert arm_rows("clock-0.999") == expected
 
 
 def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
@@ -438,24 +459,24 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     count of InfoPPO's falls is the committed curves'."""
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
-    rows = {
-        (pair, metric): (mean, f"[{low}, {high}]")
-        for pair, metric, mean, low, high in re.findall(
-            r"^\| [^|]*?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
+    rows = {  # a row at γ = 0.999 says so before its pair; the README's quote of one says "at γ = 0.999"
+        (pair, gamma or "0.99", metric): (mean, f"[{low}, {high}]")
+        for gamma, pair, metric, mean, low, high in re.findall(
+            r"^\| [^|]*?(?:γ = (0\.999): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
             r"\| \[([+-][\d.]+), ([+-][\d.]+)\]",
             docs,
             re.M,
         )
     }
     quoted = 0
-    for pair, body in re.findall(r"\((`[\w-]+` − `[\w-]+`): ([^()]+)\)", readme):
+    for pair, gamma, body in re.findall(r"\((`[\w-]+` − `[\w-]+`)(?: at γ = (0\.999))?: ([^()]+)\)", readme):
         for metric, mean, interval in re.findall(
             r"`(last3|last|auc)` ([+-][\d.]+) (\[[+-][\d.]+, [+-][\d.]+\])", body
         ):
-            assert rows[(pair, metric)] == (mean, interval), (pair, metric)
+            assert rows[(pair, gamma or "0.99", metric)] == (mean, interval), (pair, gamma, metric)
             quoted += 1
     assert quoted >= 6
-    every_row = {(metric, mean, interval) for (_, metric), (mean, interval) in rows.items()}
+    every_row = {(metric, mean, interval) for (*_, metric), (mean, interval) in rows.items()}
     every_row |= {  # rows whose label names no `a` − `b` pair (contrast 3: one method at two γ's)
         (metric, mean, f"[{low}, {high}]")
         for metric, mean, low, high in re.findall(
