@@ -14,10 +14,9 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Spread over the machine's cores, test by test (pytest-xdist's worksteal), the end-to-end runs first and
-# dealt over the workers by the seconds each took last time (tests/support/longest_first.py).
+# Spread over the machine's cores, test by test (pytest-xdist).
 test: lint
-	$(PY) -m pytest -n auto --dist worksteal --durations=25
+	$(PY) -m pytest -n auto --dist load --durations=25
 
 # For iterating: the tests not marked slow (no Ray, no child processes, no browser), without lint, spread
 # over the machine's cores (pytest-xdist; a module's tests stay on one worker, which shares its fixtures).

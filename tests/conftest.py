@@ -41,8 +41,6 @@ stand_ins.install()
 # workers export 80) or a test's monkeypatched value: they follow $COLUMNS as each test sets it.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
-import longest_first  # noqa: E402
-
 import infoppo_cli.cli.console  # noqa: E402, F401
 from infoppo_cli.openrlhf_adapter import lifeline  # noqa: E402
 
@@ -58,42 +56,12 @@ def _has_cuda() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cache = getattr(config, "cache", None)
-    worker = getattr(config, "workerinput", {})
-    if worker.get("dist") == "worksteal" and cache is not None:  # make test: see longest_first
-        workers = worker["workercount"]
-        nodeids = [item.nodeid for item in items]
-        units = [longest_first.unit_of(item.nodeid, item.fixturenames) for item in items]
-        seconds = cache.get(longest_first.CACHE_KEY, {})
-        order = longest_first.balanced_order(nodeids, units, seconds, workers)
-        items[:] = [items[index] for index in order]
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-
-
-def pytest_configure_node(node) -> None:
-    """pytest-xdist's controller, for each worker: its workers reset ``--dist``, so it is passed on."""
-    node.workerinput["dist"] = node.config.getoption("dist")
-
-
-_test_seconds: dict[str, float] = {}
-"""This session's seconds per test (setup, call and teardown), for the next session's order."""
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _test_seconds[report.nodeid] = _test_seconds.get(report.nodeid, 0.0) + report.duration
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    cache = getattr(session.config, "cache", None)
-    if cache is None or hasattr(session.config, "workerinput") or not _test_seconds:
-        return  # an xdist worker's reports reach the controller, which writes them once
-    previous = cache.get(longest_first.CACHE_KEY, {})
-    cache.set(longest_first.CACHE_KEY, longest_first.merged(previous, _test_seconds))
 
 
 @pytest.fixture(scope="module")
