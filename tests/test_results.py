@@ -273,14 +273,18 @@ def test_the_gamma_1_stage_s_arm_in_the_docs_is_the_committed_runs():
     assert arm_rows("gamma-1") == {"infoppo γ = 1": arm_cells(runs, "infoppo")}
 
 
-def test_the_clock_0_999_stage_s_arms_in_the_docs_are_the_committed_runs():
-    runs = read_report_inputs([RESULTS / "ablations" / "clock-0.999.csv"]).runs
-    expected = {}
+def clock_arms_by_seed(runs: list) -> dict[str, list]:
+    """A clock stage's runs by arm, each arm's in seed order, every arm with all 5 seeds."""
+    arms = {}
     for arm in CLOCK_ARMS:
-        mine = sorted((run for run in runs if run.method == arm), key=lambda run: run.seed)
-        assert [run.seed for run in mine] == [1, 2, 3, 4, 5]
-        expected[arm] = arm_cells(mine, arm)
-    assert arm_rows("clock-0.999") == expected
+        arms[arm] = sorted((run for run in runs if run.method == arm), key=lambda run: run.seed)
+        assert [run.seed for run in arms[arm]] == [1, 2, 3, 4, 5], arm
+    return arms
+
+
+def test_the_clock_0_999_stage_s_arms_in_the_docs_are_the_committed_runs():
+    arms = clock_arms_by_seed(read_report_inputs([RESULTS / "ablations" / "clock-0.999.csv"]).runs)
+    assert arm_rows("clock-0.999") == {arm: arm_cells(runs, arm) for arm, runs in arms.items()}
 
 
 def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
@@ -289,12 +293,10 @@ def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
     rows = arm_rows("clock-0.99")
     assert sorted(rows) == sorted(CLOCK_ARMS)
-    kl = {}
-    for arm in CLOCK_ARMS:
-        runs = sorted((run for run in clock_stage_runs() if run.method == arm), key=lambda run: run.seed)
-        assert [run.seed for run in runs] == [1, 2, 3, 4, 5]
-        kl[arm] = mean_kl(runs)
+    arms = clock_arms_by_seed(clock_stage_runs())
+    for arm, runs in arms.items():
         assert rows[arm] == arm_cells(runs, arm), arm
+    kl = {arm: mean_kl(runs) for arm, runs in arms.items()}
     ratios = re.search(
         r"KL to the old policy ([\d.]+) times PPO's\.\s+Neither part alone accounts for that "
         r"\(`info-gae` ([\d.]+) times, `info-clip` ([\d.]+) times\)",
