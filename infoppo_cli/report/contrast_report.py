@@ -98,6 +98,15 @@ def contrasts_markdown(results: Sequence[ContrastResult]) -> list[str]:
         + "; ".join(f"`{name}` = {what}" for name, what in METRICS.items())
         + ".",
         "",
+    ]
+    if any(result.contrast.x == "responses" for result in results):
+        lines += [
+            "A contrast per response generated reads each seed's two curves against the responses generated, "
+            "up to the common budget B (the smaller of the two runs' totals), interpolated between evals: "
+            "`last` at B, `last3` the mean at 2/3, 5/6 and all of B, `auc` the mean accuracy over [0, B].",
+            "",
+        ]
+    lines += [
         "Arms over the paired seeds: each metric's mean ± standard error over seeds (%), and the mean over "
         "seeds of the last step's response length (tokens), Γ_info = γ^Σρ and γ^T.",
         "",

@@ -5,7 +5,9 @@ The file holds ``[[contrasts]]`` tables, each with a ``name``, arms ``a`` and ``
 optionally ``gamma`` and ``lambd``, matched within :data:`MATCH_TOLERANCE` of the values the run
 trained with), optionally the ``bench`` (default: the runs' one in-training benchmark) and the
 ``curve``, the per-step record the metrics are read from (default: ``eval_<bench>``, the held-out
-accuracy; ``response_length_mean``, say, compares lengths, each step's being its last value). An unknown
+accuracy; ``response_length_mean``, say, compares lengths, each step's being its last value), and the
+``x`` axis it is read against: ``steps`` (the default) or ``responses`` (responses generated, for methods
+whose steps cost different numbers of responses; see :func:`budget_metrics`). An unknown
 key in a contrast or an arm is refused; the file's other top-level tables are ignored (a benchmark
 script may keep its stages there). Per contrast, the seeds with a run in both arms are paired (a seed
 matched by two runs of one arm is refused), and per metric (:data:`METRICS`) the per-seed differences
@@ -25,13 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.report.axis import X_AXES, on_responses_axis
 from infoppo_cli.report.curves import mean_ci
 from infoppo_cli.report.runs import RunData
 from infoppo_cli.report.tables import eval_benches_of
 
 MATCH_TOLERANCE = 1e-9
-CONTRAST_KEYS = ("name", "a", "b", "bench", "curve")
+CONTRAST_KEYS = ("name", "a", "b", "bench", "curve", "x")
 ARM_KEYS = ("method", "gamma", "lambd")
+BUDGET_FRACTIONS = (2 / 3, 5 / 6, 1.0)
+"""On the responses axis, ``last3`` reads the curve at these fractions of the common budget: where the
+step metric reads a 30-step run's last three evals (steps 20, 25, 30)."""
 METRICS: dict[str, str] = {
     "last": "accuracy at the last eval",
     "last3": "mean accuracy of the last 3 evals",
@@ -84,6 +90,8 @@ class Contrast:
     bench: str | None = None
     curve: str | None = None
     """The per-step record compared (``None``: the held-out accuracy, ``eval_<bench>``)."""
+    x: str = "steps"
+    """The axis the curves are read against: ``steps``, or ``responses`` (generated, up to each step)."""
 
     def curve_key(self, bench: str) -> str:
         return self.curve or f"eval_{bench}"
@@ -120,8 +128,11 @@ def parse_contrasts(document: dict[str, Any], source: str) -> list[Contrast]:
         for key, value in (("bench", bench), ("curve", curve)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise UsageError(f"{where}: {key} must be a non-empty string")
+        x = table.get("x", "steps")
+        if x not in X_AXES:
+            raise UsageError(f"{where}: x must be one of {', '.join(map(repr, X_AXES))}, got {x!r}")
         arms = _arm(table.get("a"), f"{where}, arm a"), _arm(table.get("b"), f"{where}, arm b")
-        contrasts.append(Contrast(name, *arms, bench, curve))
+        contrasts.append(Contrast(name, *arms, bench, curve, x))
     return contrasts
 
 
@@ -165,6 +176,30 @@ def curve_metrics(series: Sequence[tuple[float, float]]) -> dict[str, float | No
         "last": values[-1] if values else None,
         "last3": statistics.fmean(values[-3:]) if len(values) >= 3 else None,
         "auc": area,
+    }
+
+
+def _interpolate(series: Sequence[tuple[float, float]], x: float) -> float:
+    """The curve's value at ``x`` (within its span), linear between its points."""
+    for (x0, y0), (x1, y1) in zip(series, series[1:], strict=False):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return series[-1][1]
+
+
+def budget_metrics(series: Sequence[tuple[float, float]], budget: float) -> dict[str, float | None]:
+    """:data:`METRICS` of a curve of (responses generated, accuracy) pairs read up to a common ``budget``
+    of responses (at most the curve's own span), interpolating linearly between its evals: ``last`` at
+    the budget, ``last3`` the mean at :data:`BUDGET_FRACTIONS` of it, ``auc`` the mean over the span from
+    the first point to the budget. Below two points, or a budget at the first point, all are ``None``."""
+    if len(series) < 2 or budget <= series[0][0]:
+        return dict.fromkeys(METRICS)
+    budget = min(budget, series[-1][0])
+    inside = [point for point in series if point[0] < budget] + [(budget, _interpolate(series, budget))]
+    return {
+        "last": inside[-1][1],
+        "last3": statistics.fmean(_interpolate(series, f * budget) for f in BUDGET_FRACTIONS),
+        "auc": curve_metrics(inside)["auc"],
     }
 
 
@@ -284,7 +319,12 @@ def _result(runs: Sequence[RunData], contrast: Contrast, bench: str) -> Contrast
     if not seeds:
         notes.append(f"{contrast.name}: no seed has a run in both arms")
     key = contrast.curve_key(bench)
-    metrics = {side: {seed: curve_metrics(sides[side][seed].series(key)) for seed in seeds} for side in sides}
+    if contrast.x == "responses":
+        metrics = _metrics_at_common_budget(sides, seeds, key, notes)
+    else:
+        metrics = {
+            side: {seed: curve_metrics(sides[side][seed].series(key)) for seed in seeds} for side in sides
+        }
     differences = []
     for metric in METRICS:
         paired = [
@@ -302,6 +342,23 @@ def _result(runs: Sequence[RunData], contrast: Contrast, bench: str) -> Contrast
         for side, arm in (("a", contrast.a), ("b", contrast.b))
     ]
     return ContrastResult(contrast, bench, differences, summaries[0], summaries[1], notes)
+
+
+def _metrics_at_common_budget(
+    sides: dict[str, dict[int, RunData]], seeds: Sequence[int], key: str, notes: list[str]
+) -> dict[str, dict[int, dict[str, float | None]]]:
+    """Per side and seed, :func:`budget_metrics` of the curve against responses generated, at the seed's
+    common budget (the smaller of its two runs' last points)."""
+    metrics: dict[str, dict[int, dict[str, float | None]]] = {side: {} for side in sides}
+    for seed in seeds:
+        curves = {}
+        for side in sides:
+            moved = on_responses_axis([sides[side][seed]], notes)
+            curves[side] = moved[0].series(key) if moved else []
+        budget = min((curve[-1][0] for curve in curves.values() if curve), default=0.0)
+        for side, curve in curves.items():
+            metrics[side][seed] = budget_metrics(curve, budget) if curve else dict.fromkeys(METRICS)
+    return metrics
 
 
 def _mean_se(values: Sequence[float]) -> tuple[float | None, float | None]:

@@ -3,6 +3,7 @@ differences with their 95% t interval, and the arms' summaries, all against valu
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
@@ -12,9 +13,11 @@ import pytest
 from contrast_runs import CONTRASTS_TOML, contrast_runs, curve_a, curve_b, write_contrast_run
 
 from infoppo_cli.errors import UsageError
+from infoppo_cli.report.contrast_report import contrasts_markdown
 from infoppo_cli.report.contrasts import (
     Arm,
     Contrast,
+    budget_metrics,
     contrast_results,
     curve_metrics,
     parse_contrasts,
@@ -161,8 +164,12 @@ def test_no_bench_with_two_in_training_benchmarks_is_refused(tmp_path: Path) -> 
         ),
         ('[[contrasts]]\na = { method = "ppo" }\nb = { method = "ppo" }\n', "contrast 1 needs a name"),
         ('[stages]\nname = "x"\n', "design.toml has no [[contrasts]] tables"),
+        (
+            '[[contrasts]]\nname = "x"\nx = "tokens"\na = { method = "ppo" }\nb = { method = "ppo" }\n',
+            "contrast 'x': x must be one of 'steps', 'responses', got 'tokens'",
+        ),
     ],
-    ids=["contrast-key", "arm-key", "missing-arm", "gamma-type", "no-name", "no-contrasts"],
+    ids=["contrast-key", "arm-key", "missing-arm", "gamma-type", "no-name", "no-contrasts", "axis"],
 )
 def test_a_malformed_contrast_is_refused_with_one_line(text: str, message: str) -> None:
     import tomllib
@@ -193,3 +200,55 @@ def test_a_contrast_may_compare_another_per_step_record_than_accuracy(runs: list
     document = {"contrasts": [{"name": "x", "a": {"method": "p"}, "b": {"method": "q"}, "curve": 3}]}
     with pytest.raises(UsageError, match="curve must be a non-empty string"):
         parse_contrasts(document, "design.toml")
+
+
+def test_budget_metrics_read_a_curve_at_fractions_of_a_common_response_budget() -> None:
+    """Evals at 0, 2000, 4000 and 6000 responses read up to a budget of 3000: the accuracy there lies
+    halfway between the evals at 2000 and 4000, and the area stops at it."""
+    curve = [(0.0, 50.0), (2000.0, 60.0), (4000.0, 90.0), (6000.0, 90.0)]
+    metrics = budget_metrics(curve, 3000.0)
+    assert metrics["last"] == pytest.approx(75.0)
+    assert metrics["last3"] == pytest.approx((60.0 + 67.5 + 75.0) / 3)  # at 2000, 2500 and 3000
+    assert metrics["auc"] == pytest.approx((2000 * 55.0 + 1000 * (60.0 + 75.0) / 2) / 3000)
+    assert budget_metrics(curve, 6000.0) == budget_metrics(curve, 9000.0)  # never past the curve's end
+    assert budget_metrics(curve, 6000.0)["last3"] == pytest.approx((90.0 + 90.0 + 90.0) / 3)
+    assert budget_metrics([(0.0, 50.0)], 100.0) == {"last": None, "last3": None, "auc": None}
+
+
+def _run_on_responses(run_dir: Path, method: str, per_step: float, accuracies: list[float]) -> None:
+    """A 30-step run generating ``per_step`` responses every step, evaluated at steps 0, 10, 20, 30."""
+    run_dir.mkdir(parents=True)
+    manifest = {"config": {"method": method, "openrlhf_flags": {}}, "seed": 1, "status": "finished"}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    evals = dict(zip((0, 10, 20, 30), accuracies, strict=True))
+    rows = [{"step": 0, "eval_chain": evals[0]}]
+    rows += [
+        {"step": step, "responses_generated": per_step}
+        | ({"eval_chain": evals[step]} if step in evals else {})
+        for step in range(1, 31)
+    ]
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_a_contrast_per_response_generated_compares_the_arms_at_their_common_budget(tmp_path: Path) -> None:
+    """InfoPPO generates 100 responses a step (3000 in all), DAPO 200 (6000): per response, DAPO's step-20
+    eval (60) sits at 4000 responses, and both are read up to 3000. On steps DAPO's curve is higher;
+    per response it is lower."""
+    _run_on_responses(tmp_path / "runs" / "infoppo", "infoppo", 100.0, [50.0, 60.0, 70.0, 80.0])
+    _run_on_responses(tmp_path / "runs" / "dapo", "dapo", 200.0, [50.0, 60.0, 90.0, 90.0])
+    runs = read_inputs([tmp_path / "runs"]).runs
+    on_steps, on_responses = contrast_results(
+        runs,
+        [
+            Contrast("steps", Arm("infoppo"), Arm("dapo")),
+            Contrast("responses", Arm("infoppo"), Arm("dapo"), x="responses"),
+        ],
+    )
+    assert {d.metric: d.differences for d in on_steps.differences}["last"] == [-10.0]
+    per_response = {d.metric: d.differences[0] for d in on_responses.differences}
+    assert per_response["last"] == pytest.approx(80.0 - 75.0)
+    assert per_response["last3"] == pytest.approx(75.0 - (60.0 + 67.5 + 75.0) / 3)
+    assert per_response["auc"] == pytest.approx(65.0 - (2000 * 55.0 + 1000 * 67.5) / 3000)
+    markdown = "\n".join(contrasts_markdown([on_responses]))
+    assert "common budget B (the smaller of the two runs' totals)" in markdown
+    assert "common budget" not in "\n".join(contrasts_markdown([on_steps]))
