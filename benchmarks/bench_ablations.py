@@ -370,17 +370,25 @@ def report(plan: dict, out: Path, design_file: Path) -> None:
     csvs = [str(csv) for csv in finished.values()]
     infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(design_file))
     print(f"report: {target}/report.md; contrasts: {target}/contrasts.md")
+    sweeps = {stage["name"]: stage["sweep"][0] for stage in plan["stages"]}
     for name, csv in finished.items():
-        infoppo("report", str(csv), "--out", str(target / name), "--format", "png")
-        figure = stage_figure(design_file, name)
-        figure.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(target / name / "accuracy.png", figure)
-        print(f"figure of stage {name}: {figure}")
+        # methods differ in the responses one step costs (DAPO's dynamic sampling): their stage is
+        # drawn against responses generated as well
+        axes = ("steps", "responses") if sweeps[name] == "methods" else ("steps",)
+        for axis in axes:
+            drawn = target / (name if axis == "steps" else f"{name}-{axis}")
+            infoppo("report", str(csv), "--out", str(drawn), "--format", "png", "--x", axis)
+            figure = stage_figure(design_file, name, axis)
+            figure.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(drawn / "accuracy.png", figure)
+            print(f"figure of stage {name} against {axis}: {figure}")
 
 
-def stage_figure(design_file: Path, stage: str) -> Path:
-    """Where a finished stage's accuracy figure goes: ``docs/img/<design>_<stage>.png``."""
-    return FIGURES / f"{design_file.stem}_{stage}.png"
+def stage_figure(design_file: Path, stage: str, axis: str = "steps") -> Path:
+    """Where a finished stage's accuracy figure goes: ``docs/img/<design>_<stage>.png``, or
+    ``<design>_<stage>-responses.png`` against responses generated."""
+    suffix = "" if axis == "steps" else f"-{axis}"
+    return FIGURES / f"{design_file.stem}_{stage}{suffix}.png"
 
 
 def main() -> None:

@@ -430,6 +430,21 @@ def test_the_report_reads_the_finished_stages_and_draws_each_one_s_figure_for_th
     assert ablations.stage_figure(design, "clock-0.99") == figure
     contrasts = (tmp_path / "sweeps" / "report" / "contrasts.md").read_text(encoding="utf-8")
     assert "| clock, adaptive clip, γ = 0.99 | chain | last3 | 5 | +2.742 |" in contrasts
+    assert not (tmp_path / "img" / "ablations_clock-0.99-responses.png").exists()
+
+
+def test_the_methods_stage_is_drawn_against_responses_generated_as_well(ablations, tmp_path, monkeypatch):
+    """The methods stage's figure against steps and, since DAPO's steps cost more responses, against
+    responses generated (stage 0's PPO runs stand in for the stage's runs)."""
+    committed = (RESULTS / "ablations" / "stability-lr0.0001.csv").read_text(encoding="utf-8")
+    (tmp_path / "methods.csv").write_text(committed, encoding="utf-8")
+    monkeypatch.setattr(ablations, "FIGURES", tmp_path / "img")
+    design = ROOT / "benchmarks" / "ablations.toml"
+    ablations.report(ablations.design(design), tmp_path / "sweeps", design)
+    for figure in ("ablations_methods.png", "ablations_methods-responses.png"):
+        assert (tmp_path / "img" / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", figure
+    axis = (tmp_path / "sweeps" / "report" / "methods-responses" / "report.md").read_text(encoding="utf-8")
+    assert "X axis: the responses generated up to each step" in axis
 
 
 def test_the_kl_before_infoppo_s_falls_in_the_docs_is_the_committed_runs():

@@ -219,7 +219,16 @@ def _draw_training_curves(
             drawn.out_dir / spec.stem, spec.title, panels, drawn.formats, log_y=spec.log_y, xlabel=xlabel
         )
         notes_of_panels = _seeds_note(panels) + _base_model_note(panels) + _breaks_note(panels)
-        drawn.captions[spec.stem] = spec.caption + notes_of_panels
+        drawn.captions[spec.stem] = spec.caption + notes_of_panels + _axis_note(xlabel)
+
+
+def _axis_note(xlabel: str) -> str:
+    if xlabel == X_AXES["steps"]:
+        return ""
+    return (
+        " X axis: the responses generated up to each step (groups that dynamic sampling dropped included), "
+        "not training steps."
+    )
 
 
 def _draw_final_accuracy(

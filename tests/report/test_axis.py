@@ -58,6 +58,9 @@ def test_the_report_draws_against_responses(tmp_path):
     svg = (tmp_path / "out" / "accuracy.svg").read_text()
     assert "responses generated" in svg and "training step" not in svg
     assert report.rows  # tables stay per run, by step
+    assert "X axis: the responses generated up to each step" in report.captions["accuracy"]
+    on_steps = make_report(runs, tmp_path / "steps", ["svg"])
+    assert "X axis" not in on_steps.captions["accuracy"]
 
 
 def test_an_unknown_axis_is_refused_before_anything_is_written(tmp_path):
