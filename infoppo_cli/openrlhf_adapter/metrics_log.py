@@ -42,6 +42,11 @@ STEP_METRICS: dict[str, tuple[str, ...]] = {
 """Our metric name -> the keys of OpenRLHF's per-step status dict that give it, first found wins
 (infoppo's per-sample keys arrive through ``experience.info``)."""
 
+UPSTREAM_MISLEADING = ("dynamic_filtering_pass_rate",)
+"""OpenRLHF status keys left out of the record because their value is not what their name says:
+0.11.2's ``dynamic_filtering_pass_rate`` divides the responses kept by the *prompts* consumed
+(``samples_generator.py``), so a step that keeps every group reads n_samples_per_prompt × 100%.
+``kept_group_frac`` is the share of groups kept."""
 
 OPTIMIZER_STEPS = "optimizer_steps"
 """The actor's optimizer steps so far, read from its DeepSpeed engine (``global_steps``) after the step."""
@@ -86,7 +91,7 @@ def step_record(
     used = {key for candidates in STEP_METRICS.values() for key in candidates}
     for key, value in status.items():
         number = metric_number(value)
-        if key not in used and number is not None:
+        if key not in used and key not in UPSTREAM_MISLEADING and number is not None:
             record[key] = number
     return record
 

@@ -190,3 +190,10 @@ def test_the_mean_over_benchmarks_is_an_accuracy_in_percent_whatever_the_reward(
     signed = {"eval_aime24_pass1": -0.5, "eval_aime25_pass1": 0.5}  # mean rewards of +1/-1
     assert eval_record(signed, reward_values=SIGNED)[BENCHMARK_MEAN] == pytest.approx(50.0)
     assert BENCHMARK_MEAN.endswith("_pct")
+
+
+def test_upstream_s_pass_rate_counted_in_responses_per_prompt_is_not_recorded():
+    """OpenRLHF 0.11.2 logs 800 "percent" for a step that kept all groups of 8 responses: the record keeps
+    the share of groups kept instead."""
+    record = step_record(1, {"dynamic_filtering_pass_rate": 800.0, "rollout/kept_group_frac": 1.0})
+    assert "dynamic_filtering_pass_rate" not in record and record["kept_group_frac"] == 1.0
