@@ -237,9 +237,15 @@ def test_the_contrasts_in_the_docs_are_the_committed_runs():
         )
 
 
-def arm_cells(runs: list, arm: str) -> list[str]:
+NO_INFORMATION_CLOCK = ("ppo", "dapo", "dapo-ft")
+NO_GAE = ("dapo", "dapo-ft")
+"""Arms whose Γ_info (no information time) or γ^T (no GAE: group-normalised advantages) is not theirs."""
+
+
+def arm_cells(runs: list, arm: str, responses: bool = False) -> list[str]:
     """The cells of an arm's row in docs/ablations.md's tables of arms: each metric's mean ± standard error
-    over seeds, each seed's largest fall, the last step's Γ_info and γ^T, the mean KL to the old policy."""
+    over seeds, each seed's largest fall, (with ``responses``, the mean over seeds of the responses
+    generated in the run,) the last step's Γ_info and γ^T, the mean KL to the old policy."""
     from infoppo_cli.report.contrasts import curve_metrics
 
     cells = []
@@ -249,9 +255,11 @@ def arm_cells(runs: list, arm: str) -> list[str]:
         cells.append(f"{statistics.fmean(values):.1f} ± {error:.1f}")
     curves = [[value for _, value in run.series("eval_chain")] for run in runs]
     cells.append(", ".join(one_decimal(largest_fall(curve)) for curve in curves))
-    discounts = [run.last("info_discount_mean") for run in runs]
-    cells.append(f"{statistics.fmean(discounts):.2f}" if arm != "ppo" else "-")
-    cells.append(f"{statistics.fmean(run.last('token_discount_mean') for run in runs):.2f}")
+    if responses:
+        generated = [sum(value for _, value in run.series("responses_generated")) for run in runs]
+        cells.append(f"{statistics.fmean(generated):,.0f}")
+    for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
+        cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
     cells.append(one_decimal(mean_kl(runs) * 1e4))
     return cells
 
