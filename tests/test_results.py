@@ -175,7 +175,19 @@ DOCS_CONTRASTS = {
     ),
     "InfoPPO against PPO at γ = 0.999: `infoppo` − `ppo`": "InfoPPO against PPO, both at γ = 0.999, λ = 1",
 }
-"""docs/ablations.md's label of each contrast it reads -> its name in the design files."""
+"""docs/ablations.md's label of each contrast it reads -> its name in the design files (5 seeds each)."""
+METHODS_DOCS_CONTRASTS = {
+    "5. InfoPPO − PPO, each at its defaults": "InfoPPO against PPO, each at its defaults",
+    "5. InfoPPO − DAPO": "InfoPPO against DAPO",
+    "5. InfoPPO − DAPO-FT": "InfoPPO against DAPO-FT",
+    "5. InfoPPO − PPO, per response generated": (
+        "InfoPPO against PPO, each at its defaults, per response generated"
+    ),
+    "5. InfoPPO − DAPO, per response generated": "InfoPPO against DAPO, per response generated",
+    "5. InfoPPO − DAPO-FT, per response generated": "InfoPPO against DAPO-FT, per response generated",
+}
+"""The same for the methods stage's contrasts (3 seeds each)."""
+METHOD_ARMS = ("infoppo", "ppo", "dapo", "dapo-ft")
 CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
 
 
@@ -219,16 +231,16 @@ def test_the_contrasts_in_the_docs_are_the_committed_runs():
         docs,
         re.M,
     )
-    assert {label for label, *_ in quoted} == set(DOCS_CONTRASTS)
+    labels = DOCS_CONTRASTS | METHODS_DOCS_CONTRASTS
+    assert {label for label, *_ in quoted} == set(labels)
     results = {
         result.contrast.name: result
-        for result in contrast_results(
-            finished_stage_runs(), [contrasts[name] for name in DOCS_CONTRASTS.values()]
-        )
+        for result in contrast_results(finished_stage_runs(), [contrasts[name] for name in labels.values()])
     }
     for label, metric, mean, low, high, per_seed in quoted:
-        difference = next(d for d in results[DOCS_CONTRASTS[label]].differences if d.metric == metric)
-        assert difference.seeds == [1, 2, 3, 4, 5], label
+        difference = next(d for d in results[labels[label]].differences if d.metric == metric)
+        seeds = 3 if label in METHODS_DOCS_CONTRASTS else 5
+        assert difference.seeds == list(range(1, seeds + 1)), label
         assert mean == signed_one_decimal(difference.mean), (label, metric)
         assert [low, high] == [signed_one_decimal(bound) for bound in difference.interval], (label, metric)
         assert per_seed.split(", ") == [signed_one_decimal(d) for d in difference.differences], (
@@ -293,6 +305,15 @@ def clock_arms_by_seed(runs: list) -> dict[str, list]:
 def test_the_clock_0_999_stage_s_arms_in_the_docs_are_the_committed_runs():
     arms = clock_arms_by_seed(read_report_inputs([RESULTS / "ablations" / "clock-0.999.csv"]).runs)
     assert arm_rows("clock-0.999") == {arm: arm_cells(runs, arm) for arm, runs in arms.items()}
+
+
+def test_the_methods_stage_s_arms_in_the_docs_are_the_committed_runs():
+    """docs/ablations.md's table of the four methods (:func:`arm_cells` with the responses each generated),
+    recomputed from the merged stage CSV."""
+    runs = read_report_inputs([RESULTS / "ablations" / "methods.csv"]).runs
+    arms = {arm: sorted((r for r in runs if r.method == arm), key=lambda r: r.seed) for arm in METHOD_ARMS}
+    assert all([run.seed for run in seeds] == [1, 2, 3] for seeds in arms.values())
+    assert arm_rows("methods") == {arm: arm_cells(seeds, arm, responses=True) for arm, seeds in arms.items()}
 
 
 def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():

@@ -25,23 +25,48 @@ def _responses_at(row: dict) -> float | None:
     return next((metric_number(row[key]) for key in COUNT_KEYS if key in row), None)
 
 
+def _cumulative(run: RunData, notes: list[str]) -> dict[float, float] | None:
+    """The run's step -> responses generated up to and including it (step 0, the base model's eval, at
+    0); ``None``, with a note, for a run that did not count its responses."""
+    total, at = 0.0, {}
+    for row in sorted(run.steps, key=lambda r: r["step"]):
+        count = _responses_at(row) if row["step"] > 0 else 0.0
+        if count is None:
+            notes.append(
+                f"{run.name}: no responses counted at step {row['step']:g} (metrics.jsonl has no "
+                f"{' or '.join(COUNT_KEYS)}): left out of the figures over responses"
+            )
+            return None
+        total += count
+        at[row["step"]] = total
+    return at
+
+
 def on_responses_axis(runs: Sequence[RunData], notes: list[str]) -> list[RunData]:
     """``runs`` with each row's ``step`` replaced by the responses generated up to and including it
     (the base model's eval, step 0, at 0); a run that did not count its responses is left out, with a
     note."""
     moved = []
     for run in runs:
-        total, rows = 0.0, []
-        for row in sorted(run.steps, key=lambda r: r["step"]):
-            count = _responses_at(row) if row["step"] > 0 else 0.0
-            if count is None:
-                notes.append(
-                    f"{run.name}: no responses counted at step {row['step']:g} (metrics.jsonl has no "
-                    f"{' or '.join(COUNT_KEYS)}): left out of the figures over responses"
-                )
-                break
-            total += count
-            rows.append({**row, "step": total})
-        else:
-            moved.append(replace(run, steps=rows))
+        at = _cumulative(run, notes)
+        if at is not None:
+            moved.append(replace(run, steps=[{**row, "step": at[row["step"]]} for row in run.steps]))
+    return moved
+
+
+def on_seed_mean_responses_axis(runs: Sequence[RunData], notes: list[str]) -> list[RunData]:
+    """For figures: like :func:`on_responses_axis`, but each step is placed at the mean, over the seeds of
+    its grid point, of the responses generated up to it, so that seeds that generated different numbers
+    of responses (dynamic sampling) stay aligned step by step and their mean and band can be drawn."""
+    from infoppo_cli.report.curves import group_runs  # curves draws on runs; this module is below it
+
+    counted = [(run, at) for run in runs if (at := _cumulative(run, notes)) is not None]
+    moved = []
+    for members in group_runs([run for run, _ in counted]).values():
+        ats = [next(at for run, at in counted if run is member) for member in members]
+        shared = set.intersection(*(set(at) for at in ats))
+        mean_at = {step: sum(at[step] for at in ats) / len(ats) for step in shared}
+        for member in members:
+            rows = [{**row, "step": mean_at[row["step"]]} for row in member.steps if row["step"] in mean_at]
+            moved.append(replace(member, steps=rows))
     return moved

@@ -23,7 +23,7 @@ from typing import Any
 from infoppo_cli.atomic import atomic_write_text
 from infoppo_cli.errors import UsageError
 from infoppo_cli.eval.benchmarks import bench_names
-from infoppo_cli.report.axis import X_AXES, on_responses_axis
+from infoppo_cli.report.axis import X_AXES, on_seed_mean_responses_axis
 from infoppo_cli.report.bar_figures import ScoreBar, draw_final_bars, draw_mean_at_k
 from infoppo_cli.report.contrast_report import (
     CONTRASTS_CAPTION,
@@ -145,7 +145,7 @@ def make_report(
     titles = bench_titles(benches, benches_file)
     drawn = _Drawn(out_dir, formats, on_step or (lambda description: None), titles)
     if x_axis == "responses":
-        on_axis = on_responses_axis(runs, notes)
+        on_axis = on_seed_mean_responses_axis(runs, notes)
         _draw_training_curves(drawn, on_axis, assess_all(on_axis), benches, notes, X_AXES[x_axis])
     else:
         _draw_training_curves(drawn, runs, healths, benches, notes)
@@ -227,7 +227,7 @@ def _axis_note(xlabel: str) -> str:
         return ""
     return (
         " X axis: the responses generated up to each step (groups that dynamic sampling dropped included), "
-        "not training steps."
+        "the mean over a curve's seeds, not training steps."
     )
 
 

@@ -48,10 +48,14 @@ def _nice_up_to(span: float) -> list[int]:
 
 
 def step_ticks(steps: Iterable[float], most: int = MOST_TICKS) -> list[float]:
-    """Where the x ticks go: every step logged when there are at most ``most``; else the logged steps
+    """Where the x ticks go: round numbers across the span when the steps are not whole (a figure
+    against the mean over seeds of the responses generated); every step logged when there are at most
+    ``most``; else the logged steps
     that are multiples of a round number (1, 2, 5, 10, 20, ... times the steps' common spacing), as many
     as fit; else every k-th logged step."""
     points = sorted({float(step) for step in steps if math.isfinite(step)})
+    if not all(point.is_integer() for point in points):  # means over seeds (of responses): round ones
+        return _round_ticks(points[0], points[-1], most)
     if len(points) <= most:
         return points
     if all(point.is_integer() for point in points):
@@ -66,6 +70,16 @@ def step_ticks(steps: Iterable[float], most: int = MOST_TICKS) -> list[float]:
                     return chosen
     every = math.ceil(len(points) / most)
     return points[::every]
+
+
+def _round_ticks(low: float, high: float, most: int) -> list[float]:
+    """Multiples of the smallest round stride (1, 2, 5, 10, ...) that puts at most ``most`` ticks in
+    [low, high]."""
+    for stride in _nice_up_to(max(high - low, 1.0)):
+        first, last = math.ceil(low / stride), math.floor(high / stride)
+        if last - first + 1 <= most:
+            return [float(k * stride) for k in range(first, last + 1)]
+    return [low, high]
 
 
 def set_step_ticks(ax: Any, steps: Sequence[float]) -> None:

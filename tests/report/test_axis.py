@@ -7,7 +7,7 @@ import json
 import pytest
 
 from infoppo_cli.errors import UsageError
-from infoppo_cli.report.axis import on_responses_axis
+from infoppo_cli.report.axis import on_responses_axis, on_seed_mean_responses_axis
 from infoppo_cli.report.core import make_report
 from infoppo_cli.report.runs import RunData
 
@@ -32,6 +32,24 @@ def test_a_run_without_counts_is_left_out_with_a_note():
     notes: list[str] = []
     assert on_responses_axis([run], notes) == []
     assert "old: no responses counted at step 1" in notes[0]
+
+
+def _seed(seed: int, per_step: list[float]) -> RunData:
+    steps = [{"step": 0, "eval_x": 50.0}]
+    steps += [{"step": s, "responses_generated": n, "eval_x": 50.0 + s} for s, n in enumerate(per_step, 1)]
+    return RunData(f"dapo-s{seed}", path=None, sweep="m", method="dapo", seed=seed, steps=steps)
+
+
+def test_a_figure_places_each_step_at_the_mean_responses_of_its_seeds_so_they_stay_aligned():
+    """Two DAPO seeds whose dynamic sampling generated different numbers of responses: on each one's own
+    axis they share only step 0, so no mean could be drawn; for figures both sit at the seeds' mean."""
+    seeds = [_seed(1, [128.0, 256.0]), _seed(2, [128.0, 128.0])]
+    own = on_responses_axis(seeds, [])
+    assert [row["step"] for row in own[0].steps] == [0.0, 128.0, 384.0]
+    assert [row["step"] for row in own[1].steps] == [0.0, 128.0, 256.0]
+    aligned = on_seed_mean_responses_axis(seeds, notes := [])
+    assert [[row["step"] for row in run.steps] for run in aligned] == [[0.0, 128.0, 320.0]] * 2 and not notes
+    assert [row["eval_x"] for row in aligned[1].steps] == [50.0, 51.0, 52.0]  # the values stay each seed's
 
 
 def _run_dir(root, name, per_step):

@@ -74,3 +74,9 @@ def test_plain_number(value: float, text: str) -> None:
 
 def test_counts_of_responses_are_short() -> None:
     assert [count_text(v) for v in (40, 1050, 51200, 1280000)] == ["40", "1050", "51.2k", "1.28M"]
+
+
+def test_means_over_seeds_of_responses_get_round_ticks_across_the_span() -> None:
+    points = [0.0, 640.0, 669.333, 1280.0, 1482.667, 2490.667, 3541.333, 3840.0, 4842.667, 6496.0]
+    assert step_ticks(points) == [0.0, 1000.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0]
+    assert step_ticks([0.0, 12.5, 40.0]) == [0.0, 10.0, 20.0, 30.0, 40.0]
