@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from infoppo_cli.report.curves import group_runs
 from infoppo_cli.report.runs import RunData
 from infoppo_cli.rundir import metric_number
 
@@ -58,8 +59,6 @@ def on_seed_mean_responses_axis(runs: Sequence[RunData], notes: list[str]) -> li
     """For figures: like :func:`on_responses_axis`, but each step is placed at the mean, over the seeds of
     its grid point, of the responses generated up to it, so that seeds that generated different numbers
     of responses (dynamic sampling) stay aligned step by step and their mean and band can be drawn."""
-    from infoppo_cli.report.curves import group_runs  # curves draws on runs; this module is below it
-
     counted = [(run, at) for run in runs if (at := _cumulative(run, notes)) is not None]
     moved = []
     for members in group_runs([run for run, _ in counted]).values():
