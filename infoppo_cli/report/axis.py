@@ -59,10 +59,10 @@ def on_seed_mean_responses_axis(runs: Sequence[RunData], notes: list[str]) -> li
     """For figures: like :func:`on_responses_axis`, but each step is placed at the mean, over the seeds of
     its grid point, of the responses generated up to it, so that seeds that generated different numbers
     of responses (dynamic sampling) stay aligned step by step and their mean and band can be drawn."""
-    counted = [(run, at) for run in runs if (at := _cumulative(run, notes)) is not None]
+    counted = {id(run): (run, at) for run in runs if (at := _cumulative(run, notes)) is not None}
     moved = []
-    for members in group_runs([run for run, _ in counted]).values():
-        ats = [next(at for run, at in counted if run is member) for member in members]
+    for members in group_runs([run for run, _ in counted.values()]).values():
+        ats = [counted[id(member)][1] for member in members]
         shared = set.intersection(*(set(at) for at in ats))
         mean_at = {step: sum(at[step] for at in ats) / len(ats) for step in shared}
         for member in members:

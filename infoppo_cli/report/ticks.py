@@ -50,24 +50,22 @@ def _nice_up_to(span: float) -> list[int]:
 def step_ticks(steps: Iterable[float], most: int = MOST_TICKS) -> list[float]:
     """Where the x ticks go: round numbers across the span when the steps are not whole (a figure
     against the mean over seeds of the responses generated); every step logged when there are at most
-    ``most``; else the logged steps
-    that are multiples of a round number (1, 2, 5, 10, 20, ... times the steps' common spacing), as many
-    as fit; else every k-th logged step."""
+    ``most``; else the logged steps that are multiples of a round number (1, 2, 5, 10, 20, ... times the
+    steps' common spacing), as many as fit; else every k-th logged step."""
     points = sorted({float(step) for step in steps if math.isfinite(step)})
     if not all(point.is_integer() for point in points):  # means over seeds (of responses): round ones
         return _round_ticks(points[0], points[-1], most)
     if len(points) <= most:
         return points
-    if all(point.is_integer() for point in points):
-        unit = math.gcd(*(int(b - a) for a, b in zip(points, points[1:], strict=False)))
-        span = points[-1] - points[0]
-        nice = _nice_up_to(span)
-        strides = sorted({*(n for n in nice if n % unit == 0), *(unit * n for n in nice if unit * n <= span)})
-        for stride in strides:
-            for origin in (0.0, points[0]):  # round numbers first, else from the first step on
-                chosen = [point for point in points if (point - origin) % stride == 0]
-                if 2 <= len(chosen) <= most:
-                    return chosen
+    unit = math.gcd(*(int(b - a) for a, b in zip(points, points[1:], strict=False)))
+    span = points[-1] - points[0]
+    nice = _nice_up_to(span)
+    strides = sorted({*(n for n in nice if n % unit == 0), *(unit * n for n in nice if unit * n <= span)})
+    for stride in strides:
+        for origin in (0.0, points[0]):  # round numbers first, else from the first step on
+            chosen = [point for point in points if (point - origin) % stride == 0]
+            if 2 <= len(chosen) <= most:
+                return chosen
     every = math.ceil(len(points) / most)
     return points[::every]
 

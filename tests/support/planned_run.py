@@ -8,12 +8,10 @@ import math
 import pytest
 
 from infoppo_cli.rundir import metric_number
+from infoppo_cli.train.methods import method as planned_method
 
 OPTIMIZER_STEPS_PER_RL_STEP = 4  # tiny-cpu: 128 responses per RL step, 32 per optimizer step
 SIGNED = {"dapo", "dapo-ft"}  # +1 / -1 rewards; every other method 1 / 0
-OVERLONG_PENALTY_FACTOR = (
-    1.0  # DAPO's (presets/methods.toml): a response in the overlong buffer loses up to 1
-)
 
 
 def number(record: dict, key: str) -> float:
@@ -26,6 +24,7 @@ def assert_the_planned_program_ran(method: str, records: list[dict]) -> None:
     """The optimizer steps the engine took, the trained batch, the reward's values and, for DAPO-FT,
     its gradient share, on every trained step."""
     trained = [r for r in records if "policy_loss" in r]
+    overlong_penalty = float(planned_method(method).openrlhf.get("reward.overlong_penalty_factor", 0.0))
     assert trained, "no trained step in the metrics"
     for record in trained:
         step = record["step"]
@@ -33,8 +32,8 @@ def assert_the_planned_program_ran(method: str, records: list[dict]) -> None:
         assert number(record, "responses_trained") == 128 and number(record, "prompts_trained") == 16
         accuracy, reward = number(record, "accuracy"), number(record, "reward_mean_kept")
         if method in SIGNED:  # DAPO's overlong shaping only lowers a reward, by at most its factor
-            expected = 2 * accuracy - 1
-            assert expected - OVERLONG_PENALTY_FACTOR - 1e-6 <= reward <= expected + 1e-6, (method, record)
+            expected, most = 2 * accuracy - 1, overlong_penalty
+            assert expected - most - 1e-6 <= reward <= expected + 1e-6, (method, record)
         else:
             assert reward == pytest.approx(accuracy, abs=1e-6), (method, record)
         assert number(record, "grad_norm") > 0
