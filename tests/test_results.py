@@ -146,13 +146,31 @@ def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(stage: str):
     assert stage in sections, f"docs/ablations.md has no ### `{stage}` section"
     quoted = {
         (arm, int(seed)): curve.split(" → ")
-        for arm, seed, curve in re.findall(r"^\| ([\w-]+) \| (\d+) \| ([\d. →]+) \|$", sections[stage], re.M)
+        for arm, seed, curve in re.findall(rf"^\| ({ARM}) \| (\d+) \| ([\d. →]+) \|$", sections[stage], re.M)
     }
-    committed = {}
-    for csv in sorted((RESULTS / "ablations").glob(f"{stage}-seed*.csv")):
-        for run in read_report_inputs([csv]).runs:
-            committed[(run.method, run.seed)] = [one_decimal(value) for _, value in run.series("eval_chain")]
-    assert committed and quoted == committed
+    runs = [
+        run
+        for csv in sorted((RESULTS / "ablations").glob(f"{stage}-seed*.csv"))
+        for run in read_report_inputs([csv]).runs
+    ]
+    committed = {
+        (arm_label(run, runs), run.seed): [one_decimal(value) for _, value in run.series("eval_chain")]
+        for run in runs
+    }
+    assert len(committed) == len(runs) and quoted == committed
+
+
+ARM = r"[\w-]+(?: [γλ] = [\d.]+)*"
+"""An arm's label in docs/ablations.md's tables: its method, then each setting its stage varies."""
+GREEK = {"gamma": "γ", "lambd": "λ"}
+
+
+def arm_label(run, stage_runs: list) -> str:
+    """``run``'s method, followed by ``λ = 0.95`` (say) for each of γ and λ that differs among the stage's
+    runs of that method, so that the lambda stage's two λ of one method are two arms."""
+    same = [other for other in stage_runs if other.method == run.method]
+    varied = [name for name in GREEK if len({other.trained(name) for other in same}) > 1]
+    return " ".join([run.method, *(f"{GREEK[name]} = {run.trained(name)}" for name in varied)])
 
 
 DOCS_CONTRASTS = {
@@ -283,7 +301,7 @@ def mean_kl(runs: list) -> float:
 def arm_rows(stage: str) -> dict[str, list[str]]:
     """The rows of the table of arms under the stage's heading in docs/ablations.md, by arm."""
     section = stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))[stage]
-    found = re.findall(r"^\| ([\w-]+(?: γ = [\d.]+)?) \| ([\d.]+ ± .+) \|$", section, re.M)
+    found = re.findall(rf"^\| ({ARM}) \| ([\d.]+ ± .+) \|$", section, re.M)
     return {arm: cells.split(" | ") for arm, cells in found}
 
 
