@@ -9,7 +9,9 @@ raw per-step data is written with ``infoppo report --csv`` to
 machine and on a fresh clone: a seed whose CSV is committed is not run again (stage 0 likewise reads a
 rate's committed CSV instead of running it), and a seed's sweep left in ``--out`` skips its finished
 runs and resumes the one it was in. So ``--budget-minutes`` (the default fits a working session on 2
-cores) only says when to stop for now; rerun the same command to go on. At the end ``infoppo report``
+cores) only says when to stop for now; rerun the same command to go on. To stop it sooner: Ctrl-C in its
+terminal; started in the background (``... &``, where SIGINT is ignored), send SIGTERM to its running
+``infoppo sweep``, which stops its run resumably (the benchmark then stops too). At the end ``infoppo report``
 draws the figures and the pre-registered contrasts from the committed files alone.
 
 ``clock`` measures the testbed before any run: the warm-started model's information clock (Σρ per
