@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from infoppo_cli.report.labels import SETTING_SYMBOLS
 from infoppo_cli.report.raw_data import read_report_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,7 +163,8 @@ def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(stage: str):
 
 ARM = r"[\w-]+(?: [γλ] = [\d.]+)*"
 """An arm's label in docs/ablations.md's tables: its method, then each setting its stage varies."""
-GREEK = {"gamma": "γ", "lambd": "λ"}
+GREEK = {"gamma": SETTING_SYMBOLS["gamma"], "lambd": SETTING_SYMBOLS["lambda"]}
+"""γ and λ by the name ``RunData.trained`` reads them under, with the report's symbols."""
 
 
 def arm_label(run, stage_runs: list) -> str:
