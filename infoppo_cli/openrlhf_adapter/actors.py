@@ -13,6 +13,7 @@ import torch
 from openrlhf.trainer.ppo_trainer import PPOTrainer
 from openrlhf.trainer.ppo_utils.experience import Experience
 from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+from openrlhf.trainer.ray.ppo_critic import CriticModelActor
 from openrlhf.utils.vlm_utils import merge_mm_train_inputs
 
 from infoppo_cli.atomic import follow_umask
@@ -35,6 +36,7 @@ from infoppo_cli.openrlhf_adapter.metrics_log import (
 )
 from infoppo_cli.openrlhf_adapter.old_policy import install_chunked_entropy, old_policy_forward
 from infoppo_cli.openrlhf_adapter.policy_loss import InfoPolicyLoss, install_info_loss
+from infoppo_cli.openrlhf_adapter.ports import reserve_port
 from infoppo_cli.openrlhf_adapter.progress import TrainerProgress, fold_upstream_bars
 from infoppo_cli.openrlhf_adapter.settings import InfoSettings
 from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
@@ -42,6 +44,7 @@ from infoppo_cli.openrlhf_adapter.step_metrics import RolloutRecorder
 # Ray actor classes cannot be subclassed through their remote wrapper; the class underneath can.
 _UpstreamPolicyActor = PolicyModelActor.__ray_actor_class__
 _UpstreamTrainer = PPOTrainer.__ray_actor_class__
+_UpstreamCritic = CriticModelActor.__ray_actor_class__
 
 NEW_RUN_STATES: dict[str, Any] = {
     "episode": 0,
@@ -63,6 +66,10 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         ensure_experience_fields()  # before any experience reaches this worker's replay buffer
+
+    @staticmethod
+    def _get_free_port() -> int:
+        return reserve_port()  # upstream's bind(0) port can be taken before DeepSpeed binds it
 
     def init_model_from_pretrained(self, strategy, *args, **kwargs):
         settings = InfoSettings.from_args(strategy.args)
@@ -123,6 +130,15 @@ class InfoPolicyModelActor(_UpstreamPolicyActor):
             "info_policy_loss": isinstance(getattr(trainer, "actor_loss_fn", None), InfoPolicyLoss),
             "class": type(self).__name__,
         }
+
+
+@ray.remote(num_gpus=1)
+class InfoCriticModelActor(_UpstreamCritic):
+    """OpenRLHF's critic worker, its group's rendezvous port reserved as the actor's is."""
+
+    @staticmethod
+    def _get_free_port() -> int:
+        return reserve_port()
 
 
 @ray.remote

@@ -112,12 +112,14 @@ def install(settings: InfoSettings) -> None:
     """Make OpenRLHF's ``train()`` build infoppo's actors and see ``args.infotime`` (this process)."""
     import openrlhf.trainer.ppo_trainer as trainer_module  # lazy: after prepare_launch's stand-ins (main)
     import openrlhf.trainer.ray.ppo_actor as actor_module  # lazy: after prepare_launch's stand-ins (main)
+    import openrlhf.trainer.ray.ppo_critic as critic_module  # lazy: after prepare_launch's stand-ins (main)
     import openrlhf.utils.config as config_module  # lazy: after prepare_launch's stand-ins (main)
 
     from infoppo_cli.openrlhf_adapter import actors  # lazy: imports openrlhf, after prepare_launch (main)
 
     # every method: its old-policy entropy is logged, and its HF checkpoints are rotated
     actor_module.PolicyModelActor = actors.InfoPolicyModelActor  # read by train_ppo_ray's module-level import
+    critic_module.CriticModelActor = actors.InfoCriticModelActor  # likewise
     trainer_module.PPOTrainer = actors.InfoPPOTrainer  # imported inside train() at call time
     upstream = config_module.hierarchize
     if getattr(upstream, "_infoppo", False):

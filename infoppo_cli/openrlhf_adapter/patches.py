@@ -70,6 +70,15 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(
         MODULE_ATTRIBUTE,
+        (f"{_CRITIC}.CriticModelActor",),
+        ("openrlhf_adapter/launch.py", "openrlhf_adapter/cpu/workers.py"),
+        "train_ppo_ray builds the critic group from this name: upstream's critic worker with its "
+        "rendezvous port reserved; on a CPU run, that worker with DeepSpeed on its CPU accelerator",
+        "train_ppo_ray_reads_the_rebound_names",
+        "driver",
+    ),
+    Patch(
+        MODULE_ATTRIBUTE,
         ("openrlhf.trainer.ppo_trainer.PPOTrainer",),
         ("openrlhf_adapter/launch.py", "openrlhf_adapter/cpu/workers.py"),
         "train() imports the controller at call time: infoppo's trainer (experience maker, run length, "
@@ -186,6 +195,16 @@ PATCHES: tuple[Patch, ...] = (
     ),
     # ------------------------------------------------------------------ the actor workers
     Patch(
+        PRIVATE_OVERRIDE,
+        ("openrlhf.trainer.ray.launcher.BaseDistributedActor._get_free_port",),
+        ("openrlhf_adapter/actors.py",),
+        "a worker group's rendezvous port is drawn outside the ephemeral range and Ray's worker ports "
+        "and held until the worker exits (ports.py): upstream's bind(0) port can be taken by another "
+        "process on the machine before DeepSpeed binds it, failing the run with EADDRINUSE",
+        "the_master_port_comes_from_get_free_port",
+        "actor and critic workers",
+    ),
+    Patch(
         MODULE_ATTRIBUTE,
         ("openrlhf.models.actor.compute_entropy",),
         ("openrlhf_adapter/old_policy.py",),
@@ -265,14 +284,6 @@ PATCHES: tuple[Patch, ...] = (
         ("openrlhf_adapter/cpu/workers.py",),
         "CPU run: workers placed on CPU bundles (upstream asks Ray for GPU bundles)",
         "the_actor_group_places_workers_by_gpu_bundles",
-        "driver, CPU runs",
-    ),
-    Patch(
-        MODULE_ATTRIBUTE,
-        (f"{_CRITIC}.CriticModelActor",),
-        ("openrlhf_adapter/cpu/workers.py",),
-        "CPU run: the critic worker with DeepSpeed on its CPU accelerator",
-        "train_ppo_ray_reads_the_rebound_names",
         "driver, CPU runs",
     ),
     Patch(

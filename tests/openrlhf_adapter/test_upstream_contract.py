@@ -71,6 +71,21 @@ def train_ppo_ray_reads_the_rebound_names():
     assert {name: imports.get(name) for name in expected} == expected
 
 
+def the_master_port_comes_from_get_free_port():
+    """A worker group's rank 0 asks ``self._get_free_port()`` for its rendezvous port when it is given
+    none (the actors' override reserves it), a static method of ``BaseDistributedActor`` that both
+    model workers inherit."""
+    from openrlhf.trainer.ray.launcher import BaseDistributedActor
+    from openrlhf.trainer.ray.ppo_actor import PolicyModelActor
+    from openrlhf.trainer.ray.ppo_critic import CriticModelActor
+
+    assert isinstance(inspect.getattr_static(BaseDistributedActor, "_get_free_port"), staticmethod)
+    assert "self._get_free_port" in _source(BaseDistributedActor.__init__)
+    for worker in (PolicyModelActor, CriticModelActor):
+        assert issubclass(worker.__ray_actor_class__, BaseDistributedActor)
+        assert "_get_free_port" not in vars(worker.__ray_actor_class__)
+
+
 def train_imports_the_trainer_at_call_time():
     """``PPOTrainer`` is imported inside ``train()``, after ``launch`` rebound it."""
     import openrlhf.cli.train_ppo_ray as cli
@@ -664,6 +679,7 @@ UPSTREAM_FORWARD_SHA = "cb801a0aab67c88b"
 CONTRACT: list[Callable[[], None]] = [
     train_ppo_ray_reads_the_rebound_names,
     train_imports_the_trainer_at_call_time,
+    the_master_port_comes_from_get_free_port,
     the_cli_hierarchizes_through_the_module_attribute,
     the_main_block_parses_before_it_hierarchizes,
     train_passes_get_max_steps_to_the_workers,

@@ -2,10 +2,11 @@
 
 What is replaced, and why (each a row of ``openrlhf_adapter.patches.PATCHES``):
 
-* the workers: infoppo's actor worker (``actors.InfoPolicyModelActor``) and OpenRLHF's
-  ``CriticModelActor``, each process set up for the CPU before upstream's ``__init__``
-  (:func:`run_worker_on_cpu`): DeepSpeed on its CPU accelerator with the strategy's device mesh on the
-  CPU (``strategy``), OpenRLHF's own ``torch.cuda`` calls answered on the CPU (``torch_device``);
+* the workers: infoppo's actor and critic workers (``actors.InfoPolicyModelActor``, and OpenRLHF's
+  ``CriticModelActor`` as ``actors.InfoCriticModelActor``), each process set up for the CPU before
+  upstream's ``__init__`` (:func:`run_worker_on_cpu`): DeepSpeed on its CPU accelerator with the
+  strategy's device mesh on the CPU (``strategy``), OpenRLHF's own ``torch.cuda`` calls answered on the
+  CPU (``torch_device``);
 * the weight sync: upstream's actor opens a group to the vLLM engines and broadcasts every parameter
   over it; in :class:`CpuPolicyModelActor` that group is gloo's (``weight_sync``), and after each sync
   every engine's weights are checked against the actor's (:func:`check_engines_hold`), and again
@@ -31,10 +32,9 @@ import openrlhf.trainer.ray.ppo_critic as ppo_critic
 import ray
 import torch
 from openrlhf.trainer.ray.launcher import RayActorGroup
-from openrlhf.trainer.ray.ppo_critic import CriticModelActor
 from ray.util.placement_group import placement_group
 
-from infoppo_cli.openrlhf_adapter.actors import InfoPolicyModelActor, InfoPPOTrainer
+from infoppo_cli.openrlhf_adapter.actors import InfoCriticModelActor, InfoPolicyModelActor, InfoPPOTrainer
 from infoppo_cli.openrlhf_adapter.cpu.rollout import place_engines_on_cpus
 from infoppo_cli.openrlhf_adapter.cpu.stand_ins import install as install_stand_ins
 from infoppo_cli.openrlhf_adapter.cpu.strategy import run_deepspeed_on_cpu
@@ -121,7 +121,7 @@ class CpuInfoPPOTrainer(InfoPPOTrainer.__ray_actor_class__):
 
 
 @ray.remote(num_gpus=0)
-class CpuCriticModelActor(CriticModelActor.__ray_actor_class__):
+class CpuCriticModelActor(InfoCriticModelActor.__ray_actor_class__):
     """OpenRLHF's critic worker on a CPU."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
