@@ -207,6 +207,11 @@ METHODS_DOCS_CONTRASTS = {
     "5. InfoPPO − DAPO-FT, per response generated": "InfoPPO against DAPO-FT, per response generated",
 }
 """The same for the methods stage's contrasts (3 seeds each)."""
+LAMBDA_DOCS_CONTRASTS = {
+    "6. clock, adaptive clip, λ = 0.99: `infoppo` − `info-clip`": "clock, adaptive clip, λ = 0.99 (γ = 1)",
+    "6. clock, adaptive clip, λ = 0.95: `infoppo` − `info-clip`": "clock, adaptive clip, λ = 0.95 (γ = 1)",
+}
+"""The same for the lambda stage's contrasts (3 seeds each)."""
 METHOD_ARMS = ("infoppo", "ppo", "dapo", "dapo-ft")
 CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
 
@@ -251,7 +256,7 @@ def test_the_contrasts_in_the_docs_are_the_committed_runs():
         docs,
         re.M,
     )
-    labels = DOCS_CONTRASTS | METHODS_DOCS_CONTRASTS
+    labels = DOCS_CONTRASTS | METHODS_DOCS_CONTRASTS | LAMBDA_DOCS_CONTRASTS
     assert {label for label, *_ in quoted} == set(labels)
     results = {
         result.contrast.name: result
@@ -259,7 +264,7 @@ def test_the_contrasts_in_the_docs_are_the_committed_runs():
     }
     for label, metric, mean, low, high, per_seed in quoted:
         difference = next(d for d in results[labels[label]].differences if d.metric == metric)
-        seeds = 3 if label in METHODS_DOCS_CONTRASTS else 5
+        seeds = 5 if label in DOCS_CONTRASTS else 3
         assert difference.seeds == list(range(1, seeds + 1)), label
         assert mean == signed_one_decimal(difference.mean), (label, metric)
         assert [low, high] == [signed_one_decimal(bound) for bound in difference.interval], (label, metric)
@@ -274,10 +279,11 @@ NO_GAE = ("dapo", "dapo-ft")
 """Arms whose Γ_info (no information time) or γ^T (no GAE: group-normalised advantages) is not theirs."""
 
 
-def arm_cells(runs: list, arm: str, responses: bool = False) -> list[str]:
+def arm_cells(runs: list, arm: str, responses: bool = False, lambd: float | None = None) -> list[str]:
     """The cells of an arm's row in docs/ablations.md's tables of arms: each metric's mean ± standard error
     over seeds, each seed's largest fall, (with ``responses``, the mean over seeds of the responses
-    generated in the run,) the last step's Γ_info and γ^T, the mean KL to the old policy."""
+    generated in the run,) the last step's Γ_info and γ^T (with ``lambd``, at γ = 1, where both are 1: the
+    last step's Σρ and the trace λ keeps over a response in each clock), the mean KL to the old policy."""
     from infoppo_cli.report.contrasts import curve_metrics
 
     cells = []
@@ -290,10 +296,35 @@ def arm_cells(runs: list, arm: str, responses: bool = False) -> list[str]:
     if responses:
         generated = [sum(value for _, value in run.series("responses_generated")) for run in runs]
         cells.append(f"{statistics.fmean(generated):,.0f}")
+    if lambd is not None:
+        cells.extend(lambda_trace_cells(runs, lambd))
     for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
-        cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
+        if lambd is None:
+            cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
     cells.append(one_decimal(mean_kl(runs) * 1e4))
     return cells
+
+
+def lambda_trace_cells(runs: list, lambd: float) -> list[str]:
+    """Σρ per response at the last step (mean ρ times mean length, over seeds), then λ^Σρ and λ^T: how much
+    of the final reward's advantage GAE's trace carries back to a response's first token in information
+    time and in token time."""
+    rho_sum = statistics.fmean(run.last("rho_mean") * run.last("response_length_mean") for run in runs)
+    length = statistics.fmean(run.last("response_length_mean") for run in runs)
+    return [one_decimal(rho_sum), f"{lambd**rho_sum:.2f}", f"{lambd**length:.1e}"]
+
+
+def clipped_share(runs: list) -> float:
+    """The mean over ``runs`` of the mean over steps of the share of tokens clipped (%)."""
+    return 100 * statistics.fmean(
+        statistics.fmean(
+            u + v
+            for (_, u), (_, v) in zip(
+                run.series("clip_frac_upper"), run.series("clip_frac_lower"), strict=True
+            )
+        )
+        for run in runs
+    )
 
 
 def mean_kl(runs: list) -> float:
@@ -311,6 +342,27 @@ def test_the_gamma_1_stage_s_arm_in_the_docs_is_the_committed_runs():
     runs = sorted(read_report_inputs([RESULTS / "ablations" / "gamma-1.csv"]).runs, key=lambda run: run.seed)
     assert [run.seed for run in runs] == [1, 2, 3, 4, 5] and {run.method for run in runs} == {"infoppo"}
     assert arm_rows("gamma-1") == {"infoppo γ = 1": arm_cells(runs, "infoppo")}
+
+
+def test_the_lambda_stage_s_arms_in_the_docs_are_the_committed_runs():
+    """docs/ablations.md's table of the λ grid's arms (:func:`arm_cells` with Σρ, λ^Σρ and λ^T),
+    recomputed from the merged stage CSV."""
+    runs = read_report_inputs([RESULTS / "ablations" / "lambda.csv"]).runs
+    arms: dict[str, list] = {}
+    for run in sorted(runs, key=lambda run: run.seed):
+        arms.setdefault(arm_label(run, runs), []).append(run)
+    assert sorted(arms) == [f"{m} λ = {x}" for m in ("info-clip", "infoppo") for x in (0.95, 0.99)]
+    assert all([run.seed for run in seeds] == [1, 2, 3] for seeds in arms.values())
+    expected = {
+        arm: arm_cells(seeds, seeds[0].method, lambd=seeds[0].trained("lambd")) for arm, seeds in arms.items()
+    }
+    assert arm_rows("lambda") == expected
+    section = " ".join(
+        stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))["lambda"].split()
+    )
+    shares = re.search(r"the share of tokens it acted on was ([\d.]+)–([\d.]+)% in every arm", section)
+    clipped = [clipped_share(seeds) for seeds in arms.values()]
+    assert shares and shares.groups() == (f"{min(clipped):.3f}", f"{max(clipped):.3f}")
 
 
 def clock_arms_by_seed(runs: list) -> dict[str, list]:
@@ -354,20 +406,7 @@ def test_the_clock_stage_s_arms_in_the_docs_are_the_committed_runs():
     assert ratios and list(ratios.groups()) == [
         one_decimal(kl[arm] / kl["ppo"]) for arm in ("infoppo", "info-gae", "info-clip")
     ]
-    clipped = [  # per arm, the mean over seeds of the mean over steps of the share of tokens clipped (%)
-        100
-        * statistics.fmean(
-            statistics.fmean(
-                u + v
-                for (_, u), (_, v) in zip(
-                    run.series("clip_frac_upper"), run.series("clip_frac_lower"), strict=True
-                )
-            )
-            for run in clock_stage_runs()
-            if run.method == arm
-        )
-        for arm in CLOCK_ARMS
-    ]
+    clipped = [clipped_share(arms[arm]) for arm in CLOCK_ARMS]
     critic = {
         arm: statistics.fmean(
             statistics.fmean(v for _, v in run.series("critic_loss"))
@@ -525,21 +564,23 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     count of InfoPPO's falls is the committed curves'."""
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
-    rows = {  # a row at γ = 0.999 says so before its pair; the README's quote of one says "at γ = 0.999"
-        (pair, gamma or "0.99", metric): (mean, f"[{low}, {high}]")
-        for gamma, pair, metric, mean, low, high in re.findall(
-            r"^\| [^|]*?(?:γ = (0\.999): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
+    rows = {  # a row at γ = 0.999 or a λ says so before its pair; the README's quote says "at γ = 0.999"
+        (pair, setting or "γ = 0.99", metric): (mean, f"[{low}, {high}]")
+        for setting, pair, metric, mean, low, high in re.findall(
+            r"^\| [^|]*?(?:([γλ] = [\d.]+): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
             r"\| \[([+-][\d.]+), ([+-][\d.]+)\]",
             docs,
             re.M,
         )
     }
     quoted = 0
-    for pair, gamma, body in re.findall(r"\((`[\w-]+` − `[\w-]+`)(?: at γ = (0\.999))?: ([^()]+)\)", readme):
+    for pair, setting, body in re.findall(
+        r"\((`[\w-]+` − `[\w-]+`)(?: at ([γλ] = [\d.]+))?: ([^()]+)\)", readme
+    ):
         for metric, mean, interval in re.findall(
             r"`(last3|last|auc)` ([+-][\d.]+) (\[[+-][\d.]+, [+-][\d.]+\])", body
         ):
-            assert rows[(pair, gamma or "0.99", metric)] == (mean, interval), (pair, gamma, metric)
+            assert rows[(pair, setting or "γ = 0.99", metric)] == (mean, interval), (pair, setting, metric)
             quoted += 1
     assert quoted >= 6
     every_row = {(metric, mean, interval) for (*_, metric), (mean, interval) in rows.items()}
