@@ -133,14 +133,24 @@ def stage_sections(markdown: str) -> dict[str, str]:
     return {name: text for name, text in zip(parts[1::2], parts[2::2], strict=True) if name}
 
 
-def committed_stages() -> list[str]:
-    """The stages of the ablation with at least one seed's CSV committed."""
-    seeds = (RESULTS / "ablations").glob("*-seed*.csv")
-    return sorted({csv.stem.rsplit("-seed", 1)[0] for csv in seeds})
+ABLATION_DESIGNS = ("ablations", "ablations-shortcut")
+"""The designs under benchmarks/ (and their results' directories); docs/ablations.md reports both."""
 
 
-@pytest.mark.parametrize("stage", committed_stages())
-def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(stage: str):
+def committed_stages() -> list[tuple[str, str]]:
+    """(design, stage) of each stage of the ablations with at least one seed's CSV committed."""
+    seeds = [(design, csv) for design in ABLATION_DESIGNS for csv in (RESULTS / design).glob("*-seed*.csv")]
+    return sorted({(design, csv.stem.rsplit("-seed", 1)[0]) for design, csv in seeds})
+
+
+def accuracy_curve(run) -> list[float]:
+    """The run's held-out accuracy at each eval, on its preset's task (``chain`` or ``chain-shortcut``)."""
+    (key,) = {key for step in run.steps for key in step if re.fullmatch(r"eval_chain(-shortcut)?", key)}
+    return [value for _, value in run.series(key)]
+
+
+@pytest.mark.parametrize(("design", "stage"), committed_stages(), ids="/".join)
+def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(design: str, stage: str):
     """docs/ablations.md lists, under the stage's own heading, each committed seed's held-out accuracy
     curve of every arm of the stage, as ``| arm | seed | a → b → ... |`` rows."""
     sections = stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))
@@ -151,11 +161,11 @@ def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(stage: str):
     }
     runs = [
         run
-        for csv in sorted((RESULTS / "ablations").glob(f"{stage}-seed*.csv"))
+        for csv in sorted((RESULTS / design).glob(f"{stage}-seed*.csv"))
         for run in read_report_inputs([csv]).runs
     ]
     committed = {
-        (arm_label(run, runs), run.seed): [one_decimal(value) for _, value in run.series("eval_chain")]
+        (arm_label(run, runs), run.seed): [one_decimal(value) for value in accuracy_curve(run)]
         for run in runs
     }
     assert len(committed) == len(runs) and quoted == committed

@@ -2,9 +2,9 @@
 
 How InfoPPO reaches OpenRLHF's Ray PPO trainer, without copying any of its code:
 
-* ``launch`` is the process entry point. It starts (or joins) Ray, rebinds the two Ray actor
-  classes that OpenRLHF's ``train()`` instantiates (``PolicyModelActor``, ``PPOTrainer``) to the
-  subclasses in ``actors``, attaches infoppo's settings to OpenRLHF's parsed arguments as
+* ``launch`` is the process entry point. It starts (or joins) Ray, rebinds the Ray actor classes
+  that OpenRLHF's ``train()`` instantiates (``PolicyModelActor``, ``CriticModelActor``, ``PPOTrainer``)
+  to the subclasses in ``actors``, attaches infoppo's settings to OpenRLHF's parsed arguments as
   ``args.infotime``, and runs OpenRLHF's real ``train_ppo_ray`` command line; with ``--address``
   it first checks that every node sees the run's files (``cluster``).
 * In the trainer process, ``experience_maker.InfoExperienceMaker`` turns the old policy's entropy
@@ -15,6 +15,8 @@ How InfoPPO reaches OpenRLHF's Ray PPO trainer, without copying any of its code:
 * In each actor worker, ``old_policy`` returns the old policy's entropy from the same forward pass
   as its log-probs, and ``policy_loss`` applies adaptive clipping (or DAPO-FT's entropy mask).
 * ``experience_fields`` declares the per-token fields that carry entropy and rho between them.
+* ``ports`` reserves each model worker group's rendezvous port, so that another process on the
+  machine cannot take it before DeepSpeed binds it.
 * ``checkpoints`` rotates the per-step HF checkpoint copies and estimates disk use; ``flags``
   renders and checks OpenRLHF's flags and keeps secrets (a wandb key) out of them.
 
