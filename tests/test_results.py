@@ -171,6 +171,33 @@ def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(design: str, st
     assert len(committed) == len(runs) and quoted == committed
 
 
+LENGTH_STEPS = (1, 5, 10, 15, 20, 25, 30)
+
+
+def test_the_shortcut_stage_s_response_lengths_in_the_docs_are_its_committed_seeds():
+    """On `tiny-cpu-shortcut` the model chooses how long to reason: docs/ablations.md lists each committed
+    run's mean training response length at steps 1, 5, ..., 30 as ``| arm | seed | n | n | ... |`` rows."""
+    section = stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))[
+        "shortcut-clock-0.99"
+    ]
+    rows = re.findall(
+        rf"^\| ({ARM}) \| (\d+) \| ((?:\d+ \| ){{{len(LENGTH_STEPS) - 1}}}\d+) \|$", section, re.M
+    )
+    quoted = {(arm, int(seed)): lengths.split(" | ") for arm, seed, lengths in rows}
+    runs = [
+        run
+        for csv in sorted((RESULTS / "ablations-shortcut").glob("shortcut-clock-0.99-seed*.csv"))
+        for run in read_report_inputs([csv]).runs
+    ]
+    committed = {
+        (arm_label(run, runs), run.seed): [
+            f"{dict(run.series('response_length_mean'))[s]:.0f}" for s in LENGTH_STEPS
+        ]
+        for run in runs
+    }
+    assert runs and quoted == committed
+
+
 ARM = r"[\w-]+(?: [γλ] = [\d.]+)*"
 """An arm's label in docs/ablations.md's tables: its method, then each setting its stage varies."""
 GREEK = {"gamma": SETTING_SYMBOLS["gamma"], "lambd": SETTING_SYMBOLS["lambda"]}
