@@ -26,7 +26,8 @@ EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 LINUX_EPHEMERAL_PORTS = range(32768, 61000)
 """Linux's default ephemeral range, where the kernel does not say otherwise."""
 RAY_WORKER_PORTS = range(10002, 20000)
-"""Ray's default ``min_worker_port``..``max_worker_port``: its workers' gRPC servers listen there."""
+"""``ray start``'s default ``--min-worker-port``..``--max-worker-port``: a cluster node's workers listen
+there (an embedded Ray's workers take ports from the ephemeral range)."""
 ATTEMPTS = 200
 
 _held: dict[int, IO[str]] = {}
