@@ -143,6 +143,15 @@ def committed_stages() -> list[tuple[str, str]]:
     return sorted({(design, csv.stem.rsplit("-seed", 1)[0]) for design, csv in seeds})
 
 
+def seed_runs(design: str, stage: str) -> list:
+    """The runs of every committed seed file of ``stage`` (``<stage>-seed<S>.csv``) of ``design``."""
+    return [
+        run
+        for csv in sorted((RESULTS / design).glob(f"{stage}-seed*.csv"))
+        for run in read_report_inputs([csv]).runs
+    ]
+
+
 def accuracy_curve(run) -> list[float]:
     """The run's held-out accuracy at each eval, on its preset's task (``chain`` or ``chain-shortcut``)."""
     (key,) = {key for step in run.steps for key in step if re.fullmatch(r"eval_chain(-shortcut)?", key)}
@@ -159,11 +168,7 @@ def test_each_stage_s_curves_in_the_docs_are_its_committed_seeds(design: str, st
         (arm, int(seed)): curve.split(" → ")
         for arm, seed, curve in re.findall(rf"^\| ({ARM}) \| (\d+) \| ([\d. →]+) \|$", sections[stage], re.M)
     }
-    runs = [
-        run
-        for csv in sorted((RESULTS / design).glob(f"{stage}-seed*.csv"))
-        for run in read_report_inputs([csv]).runs
-    ]
+    runs = seed_runs(design, stage)
     committed = {
         (arm_label(run, runs), run.seed): [one_decimal(value) for value in accuracy_curve(run)]
         for run in runs
@@ -184,15 +189,10 @@ def test_the_shortcut_stage_s_response_lengths_in_the_docs_are_its_committed_see
         rf"^\| ({ARM}) \| (\d+) \| ((?:\d+ \| ){{{len(LENGTH_STEPS) - 1}}}\d+) \|$", section, re.M
     )
     quoted = {(arm, int(seed)): lengths.split(" | ") for arm, seed, lengths in rows}
-    runs = [
-        run
-        for csv in sorted((RESULTS / "ablations-shortcut").glob("shortcut-clock-0.99-seed*.csv"))
-        for run in read_report_inputs([csv]).runs
-    ]
+    runs = seed_runs("ablations-shortcut", "shortcut-clock-0.99")
+    by_step = {run.name: dict(run.series("response_length_mean")) for run in runs}
     committed = {
-        (arm_label(run, runs), run.seed): [
-            f"{dict(run.series('response_length_mean'))[s]:.0f}" for s in LENGTH_STEPS
-        ]
+        (arm_label(run, runs), run.seed): [f"{by_step[run.name][step]:.0f}" for step in LENGTH_STEPS]
         for run in runs
     }
     assert runs and quoted == committed
@@ -335,8 +335,8 @@ def arm_cells(runs: list, arm: str, responses: bool = False, lambd: float | None
         cells.append(f"{statistics.fmean(generated):,.0f}")
     if lambd is not None:
         cells.extend(lambda_trace_cells(runs, lambd))
-    for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
-        if lambd is None:
+    else:
+        for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
             cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
     cells.append(one_decimal(mean_kl(runs) * 1e4))
     return cells
@@ -601,7 +601,7 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     count of InfoPPO's falls is the committed curves'."""
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
-    rows = {  # a row at γ = 0.999 or a λ says so before its pair; the README's quote says "at γ = 0.999"
+    rows = {  # a row at γ = 0.999 or at a λ says so before its pair, and the README's quote "at γ = 0.999"
         (pair, setting or "γ = 0.99", metric): (mean, f"[{low}, {high}]")
         for setting, pair, metric, mean, low, high in re.findall(
             r"^\| [^|]*?(?:([γλ] = [\d.]+): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
