@@ -373,6 +373,10 @@ def report(plan: dict, out: Path, design_file: Path) -> None:
     infoppo("report", *csvs, "--out", str(target), "--format", "png", "--contrasts", str(design_file))
     print(f"report: {target}/report.md; contrasts: {target}/contrasts.md")
     sweeps = {stage["name"]: stage["sweep"][0] for stage in plan["stages"]}
+    # a design that contrasts response lengths (the length ablation) has its length figures drawn too
+    drawn_curves = {"accuracy": "accuracy.png"}
+    if any(contrast.get("curve") == "response_length_mean" for contrast in plan.get("contrasts", [])):
+        drawn_curves["length"] = "response_length.png"
     for name, csv in finished.items():
         # methods differ in the responses one step costs (DAPO's dynamic sampling): their stage is
         # drawn against responses generated as well
@@ -380,16 +384,19 @@ def report(plan: dict, out: Path, design_file: Path) -> None:
         for axis in axes:
             drawn = target / (name if axis == "steps" else f"{name}-{axis}")
             infoppo("report", str(csv), "--out", str(drawn), "--format", "png", "--x", axis)
-            figure = stage_figure(design_file, name, axis)
-            figure.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(drawn / "accuracy.png", figure)
-            print(f"figure of stage {name} against {axis}: {figure}")
+            for curve, drawing in drawn_curves.items():
+                figure = stage_figure(design_file, name, axis, curve)
+                figure.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(drawn / drawing, figure)
+                print(f"{curve} figure of stage {name} against {axis}: {figure}")
 
 
-def stage_figure(design_file: Path, stage: str, axis: str = "steps") -> Path:
-    """Where a finished stage's accuracy figure goes: ``docs/img/<design>_<stage>.png``, or
-    ``<design>_<stage>-responses.png`` against responses generated."""
+def stage_figure(design_file: Path, stage: str, axis: str = "steps", curve: str = "accuracy") -> Path:
+    """Where a finished stage's figure of a curve goes: ``docs/img/<design>_<stage>.png`` for the accuracy
+    against steps, with ``-responses`` for the axis of responses generated and ``-length`` for the
+    response length (``<design>_<stage>-length.png``)."""
     suffix = "" if axis == "steps" else f"-{axis}"
+    suffix += "" if curve == "accuracy" else f"-{curve}"
     return FIGURES / f"{design_file.stem}_{stage}{suffix}.png"
 
 

@@ -152,10 +152,15 @@ def seed_runs(design: str, stage: str) -> list:
     ]
 
 
-def accuracy_curve(run) -> list[float]:
-    """The run's held-out accuracy at each eval, on its preset's task (``chain`` or ``chain-shortcut``)."""
+def accuracy_key(run) -> str:
+    """The record of the run's held-out accuracy, on its preset's task (``chain`` or ``chain-shortcut``)."""
     (key,) = {key for step in run.steps for key in step if re.fullmatch(r"eval_chain(-shortcut)?", key)}
-    return [value for _, value in run.series(key)]
+    return key
+
+
+def accuracy_curve(run) -> list[float]:
+    """The run's held-out accuracy at each eval."""
+    return [value for _, value in run.series(accuracy_key(run))]
 
 
 @pytest.mark.parametrize(("design", "stage"), committed_stages(), ids="/".join)
@@ -249,6 +254,21 @@ LAMBDA_DOCS_CONTRASTS = {
     "6. clock, adaptive clip, λ = 0.95: `infoppo` − `info-clip`": "clock, adaptive clip, λ = 0.95 (γ = 1)",
 }
 """The same for the lambda stage's contrasts (3 seeds each)."""
+SHORTCUT_DOCS_CONTRASTS = {
+    "7. clock, adaptive clip, shortcut accuracy: `infoppo` − `info-clip`": (
+        "clock, adaptive clip, γ = 0.99: held-out accuracy"
+    ),
+    "7. clock, adaptive clip, shortcut length: `infoppo` − `info-clip`": (
+        "clock, adaptive clip, γ = 0.99: response length"
+    ),
+    "7. clock, PPO's clip, shortcut accuracy: `info-gae` − `ppo`": (
+        "clock, PPO's clip, γ = 0.99: held-out accuracy"
+    ),
+    "7. clock, PPO's clip, shortcut length: `info-gae` − `ppo`": (
+        "clock, PPO's clip, γ = 0.99: response length"
+    ),
+}
+"""The same for the length ablation's contrasts on `tiny-cpu-shortcut` (5 seeds each)."""
 METHOD_ARMS = ("infoppo", "ppo", "dapo", "dapo-ft")
 CLOCK_ARMS = ("ppo", "info-gae", "info-clip", "infoppo")
 
@@ -268,40 +288,51 @@ def largest_fall(values: list[float]) -> float:
 
 
 @functools.cache
-def finished_stage_runs():
-    """The runs of every stage of the ablation whose seeds are merged (``<stage>.csv``), read together, as
-    ``bench_ablations.py report`` reads them."""
+def finished_stage_runs(design: str = "ablations"):
+    """The runs of every stage of ``design`` whose seeds are merged (``<stage>.csv``), read together, as
+    ``bench_ablations.py --design benchmarks/<design>.toml report`` reads them."""
     import tomllib
 
-    design = tomllib.loads((ROOT / "benchmarks" / "ablations.toml").read_text(encoding="utf-8"))
-    merged = [RESULTS / "ablations" / f"{stage['name']}.csv" for stage in design["stages"]]
+    stages = tomllib.loads((ROOT / "benchmarks" / f"{design}.toml").read_text(encoding="utf-8"))["stages"]
+    merged = [RESULTS / design / f"{stage['name']}.csv" for stage in stages]
     return read_report_inputs([csv for csv in merged if csv.exists()]).runs
+
+
+CONTRAST_FILES = {
+    "ablations": ("ablations", "ablations-exploratory", "ablations-followup"),
+    "ablations-shortcut": ("ablations-shortcut",),
+}
+"""Each design's runs, by the contrast files read on them (the two designs train on different tasks, so a
+contrast of one is never computed on the other's runs)."""
 
 
 def test_the_contrasts_in_the_docs_are_the_committed_runs():
     """Every contrast row docs/ablations.md quotes (the pre-registered ones of benchmarks/ablations.toml,
-    the exploratory ones of ablations-exploratory.toml and the follow-ups of ablations-followup.toml):
-    mean difference, 95% t interval and each seed's difference, recomputed from the finished stages'
-    merged CSVs."""
+    the exploratory ones of ablations-exploratory.toml, the follow-ups of ablations-followup.toml and the
+    length ablation's of ablations-shortcut.toml): mean difference, 95% t interval and each seed's
+    difference, recomputed from the finished stages' merged CSVs of its own design."""
     from infoppo_cli.report.contrasts import contrast_results, read_contrasts
 
-    designs = [ROOT / "benchmarks" / f"ablations{kind}.toml" for kind in ("", "-exploratory", "-followup")]
-    contrasts = {c.name: c for design in designs for c in read_contrasts(design)}
     docs = (ROOT / "docs" / "ablations.md").read_text(encoding="utf-8")
     quoted = re.findall(
         r"^\| ([^|]+) \| (last|last3|auc) \| ([+-][\d.]+) \| \[([+-][\d.]+), ([+-][\d.]+)\] \| ([^|]+) \|$",
         docs,
         re.M,
     )
-    labels = DOCS_CONTRASTS | METHODS_DOCS_CONTRASTS | LAMBDA_DOCS_CONTRASTS
+    labels = DOCS_CONTRASTS | METHODS_DOCS_CONTRASTS | LAMBDA_DOCS_CONTRASTS | SHORTCUT_DOCS_CONTRASTS
     assert {label for label, *_ in quoted} == set(labels)
-    results = {
-        result.contrast.name: result
-        for result in contrast_results(finished_stage_runs(), [contrasts[name] for name in labels.values()])
-    }
+    results = {}
+    for design, files in CONTRAST_FILES.items():
+        contrasts = {
+            c.name: c for file in files for c in read_contrasts(ROOT / "benchmarks" / f"{file}.toml")
+        }
+        read = [contrasts[name] for name in labels.values() if name in contrasts]
+        results |= {
+            result.contrast.name: result for result in contrast_results(finished_stage_runs(design), read)
+        }
     for label, metric, mean, low, high, per_seed in quoted:
         difference = next(d for d in results[labels[label]].differences if d.metric == metric)
-        seeds = 5 if label in DOCS_CONTRASTS else 3
+        seeds = 5 if label in DOCS_CONTRASTS or label in SHORTCUT_DOCS_CONTRASTS else 3
         assert difference.seeds == list(range(1, seeds + 1)), label
         assert mean == signed_one_decimal(difference.mean), (label, metric)
         assert [low, high] == [signed_one_decimal(bound) for bound in difference.interval], (label, metric)
@@ -321,15 +352,8 @@ def arm_cells(runs: list, arm: str, responses: bool = False, lambd: float | None
     over seeds, each seed's largest fall, (with ``responses``, the mean over seeds of the responses
     generated in the run,) the last step's Γ_info and γ^T (with ``lambd``, at γ = 1, where both are 1: the
     last step's Σρ and the trace λ keeps over a response in each clock), the mean KL to the old policy."""
-    from infoppo_cli.report.contrasts import curve_metrics
-
-    cells = []
-    for metric in ("last", "last3", "auc"):
-        values = [curve_metrics(run.series("eval_chain"))[metric] for run in runs]
-        error = statistics.stdev(values) / len(values) ** 0.5
-        cells.append(f"{statistics.fmean(values):.1f} ± {error:.1f}")
-    curves = [[value for _, value in run.series("eval_chain")] for run in runs]
-    cells.append(", ".join(one_decimal(largest_fall(curve)) for curve in curves))
+    cells = curve_cells(runs, accuracy_key(runs[0]), ("last", "last3", "auc"))
+    cells.append(", ".join(one_decimal(largest_fall(accuracy_curve(run))) for run in runs))
     if responses:
         generated = [sum(value for _, value in run.series("responses_generated")) for run in runs]
         cells.append(f"{statistics.fmean(generated):,.0f}")
@@ -340,6 +364,48 @@ def arm_cells(runs: list, arm: str, responses: bool = False, lambd: float | None
             cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
     cells.append(one_decimal(mean_kl(runs) * 1e4))
     return cells
+
+
+def curve_cells(runs: list, key: str, metrics: tuple[str, ...]) -> list[str]:
+    """Each of ``metrics`` of the runs' ``key`` curve as its mean ± standard error over the runs."""
+    from infoppo_cli.report.contrasts import curve_metrics
+
+    cells = []
+    for metric in metrics:
+        values = [curve_metrics(run.series(key))[metric] for run in runs]
+        cells.append(f"{statistics.fmean(values):.1f} ± {statistics.stdev(values) / len(values) ** 0.5:.1f}")
+    return cells
+
+
+def shortcut_arm_cells(runs: list, arm: str) -> list[str]:
+    """The cells of an arm's row in the length ablation's table of arms: held-out accuracy's three metrics,
+    each seed's largest fall, the mean response length's ``last3`` and ``auc`` (mean ± standard error), the
+    step at which the seeds' mean length first passed :data:`LONG_ANSWER` tokens, Γ_info and γ^T at step 1
+    and at the last step (the discount a response's reward reaches its first token with, in each clock, as
+    the choice of length is being made and once it is made), the mean KL to the old policy."""
+    cells = [
+        *curve_cells(runs, accuracy_key(runs[0]), ("last", "last3", "auc")),
+        ", ".join(one_decimal(largest_fall(accuracy_curve(run))) for run in runs),
+        *curve_cells(runs, "response_length_mean", ("last3", "auc")),
+        ", ".join(str(first_long_step(run)) for run in runs),
+    ]
+    for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
+        if arm in without:
+            cells.append("-")
+            continue
+        first = statistics.fmean(dict(run.series(key))[1] for run in runs)
+        cells.append(f"{first:.2f} → {statistics.fmean(run.last(key) for run in runs):.2f}")
+    cells.append(one_decimal(mean_kl(runs) * 1e4))
+    return cells
+
+
+LONG_ANSWER = 200
+"""Tokens: a response longer than this is the worked-out solution (about 210), not the shortcut (15)."""
+
+
+def first_long_step(run) -> int:
+    """The first step at which the run's mean training response length passed :data:`LONG_ANSWER`."""
+    return next(int(step) for step, length in run.series("response_length_mean") if length > LONG_ANSWER)
 
 
 def lambda_trace_cells(runs: list, lambd: float) -> list[str]:
@@ -572,6 +638,29 @@ def test_the_methods_stage_is_drawn_against_responses_generated_as_well(ablation
     assert "X axis: the responses generated up to each step" in axis
 
 
+def test_the_length_ablation_s_report_draws_its_response_lengths_for_the_docs_as_well(
+    ablations, tmp_path, monkeypatch
+):
+    """The shortcut design contrasts response lengths, so its stage's length figure is copied to the docs'
+    folder beside its accuracy figure (the first committed seeds, merged as a finished stage's are)."""
+    stage = "shortcut-clock-0.99"
+    for csv in sorted((RESULTS / "ablations-shortcut").glob(f"{stage}-seed[123].csv")):
+        (tmp_path / csv.name).write_text(csv.read_text(encoding="utf-8"), encoding="utf-8")
+    ablations.merge_stage(stage, 3)
+    monkeypatch.setattr(ablations, "FIGURES", tmp_path / "img")
+    design = ROOT / "benchmarks" / "ablations-shortcut.toml"
+    ablations.report(ablations.design(design), tmp_path / "sweeps", design)
+    for curve in ("accuracy", "length"):
+        figure = ablations.stage_figure(design, stage, curve=curve)
+        assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", curve
+    assert sorted(path.name for path in (tmp_path / "img").iterdir()) == [
+        f"ablations-shortcut_{stage}-length.png",
+        f"ablations-shortcut_{stage}.png",
+    ]
+    contrasts = (tmp_path / "sweeps" / "report" / "contrasts.md").read_text(encoding="utf-8")
+    assert "response length" in contrasts
+
+
 def test_the_kl_before_infoppo_s_falls_in_the_docs_is_the_committed_runs():
     """The mean KL to the old policy over the five steps before a seed's largest fall (seeds 3 and 5 of
     InfoPPO at γ = 0.99), and seed 2's largest five-step window, as docs/ablations.md quotes them."""
@@ -595,6 +684,12 @@ def test_the_kl_before_infoppo_s_falls_in_the_docs_is_the_committed_runs():
     ) in docs
 
 
+SETTING = r"[γλ] = [\d.]+|shortcut (?:accuracy|length)"
+"""What a contrast row's label of docs/ablations.md names before its pair, and the README's quote of it
+after (``at γ = 0.999``, ``on shortcut length``): the setting or the task and curve, the clock-0.99 stage's
+accuracy when it names none."""
+
+
 def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     """Each difference the README quotes as (`a` − `b`: `metric` mean [low, high]) is the row of
     docs/ablations.md for that pair and metric, which the tests above recompute from the CSV; and its
@@ -604,7 +699,7 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     rows = {  # a row at γ = 0.999 or at a λ says so before its pair, and the README's quote "at γ = 0.999"
         (pair, setting or "γ = 0.99", metric): (mean, f"[{low}, {high}]")
         for setting, pair, metric, mean, low, high in re.findall(
-            r"^\| [^|]*?(?:([γλ] = [\d.]+): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
+            rf"^\| [^|]*?(?:({SETTING}): )?(`[\w-]+` − `[\w-]+`) \| (last|last3|auc) \| ([+-][\d.]+) "
             r"\| \[([+-][\d.]+), ([+-][\d.]+)\]",
             docs,
             re.M,
@@ -612,7 +707,7 @@ def test_the_readme_s_clock_stage_numbers_are_the_docs_tables():
     }
     quoted = 0
     for pair, setting, body in re.findall(
-        r"\((`[\w-]+` − `[\w-]+`)(?: at ([γλ] = [\d.]+))?: ([^()]+)\)", readme
+        rf"\((`[\w-]+` − `[\w-]+`)(?: (?:at|on) ({SETTING}))?: ([^()]+)\)", readme
     ):
         for metric, mean, interval in re.findall(
             r"`(last3|last|auc)` ([+-][\d.]+) (\[[+-][\d.]+, [+-][\d.]+\])", body
