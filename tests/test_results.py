@@ -638,6 +638,50 @@ def test_the_methods_stage_is_drawn_against_responses_generated_as_well(ablation
     assert "X axis: the responses generated up to each step" in axis
 
 
+def test_the_shortcut_stage_s_arms_and_what_the_docs_say_of_them_are_the_committed_runs():
+    """docs/ablations.md's table of the length ablation's arms (:func:`shortcut_arm_cells`), and the
+    numbers its reading quotes (when each clock's arms passed 200 tokens, their accuracy at step 5, the
+    share of tokens each clip acted on), recomputed from the merged stage CSV."""
+    arms = clock_arms_by_seed(finished_stage_runs("ablations-shortcut"))
+    assert arm_rows("shortcut-clock-0.99") == {
+        arm: shortcut_arm_cells(runs, arm) for arm, runs in arms.items()
+    }
+    section = " ".join(
+        stage_sections((ROOT / "docs" / "ablations.md").read_text(encoding="utf-8"))[
+            "shortcut-clock-0.99"
+        ].split()
+    )
+
+    def means(clock: tuple[str, ...], value, join: str) -> str:
+        """The arms' means over seeds of ``value`` (one decimal), smallest first, joined by ``join``."""
+        found = sorted(statistics.fmean(value(run) for run in arms[arm]) for arm in clock)
+        return join.join(one_decimal(mean) for mean in found)
+
+    def steps(clock: tuple[str, ...]) -> str:
+        found = [first_long_step(run) for arm in clock for run in arms[arm]]
+        return f"{min(found)}–{max(found)}"
+
+    def step_5(run) -> float:
+        return dict(run.series(accuracy_key(run)))[5]
+
+    def shares(clip: tuple[str, ...]) -> str:
+        found = sorted(clipped_share(arms[arm]) for arm in clip)
+        return f"{found[0]:.3f}–{found[-1]:.3f}"
+
+    information, token = ("info-gae", "infoppo"), ("info-clip", "ppo")
+    expected = [
+        f"passed a mean length of 200 tokens by step {steps(information)} "
+        f"({means(information, first_long_step, ' and ')} on average); token time's runs took until step "
+        f"{steps(token)} ({means(token, first_long_step, ' and ')})",
+        f"at step 5 information time's arms held {means(information, step_5, '% and ')}% on average against "
+        f"token time's {means(token, step_5, '% and ')}%",
+        f"adaptive clip acted on {shares(('info-clip', 'infoppo'))}% of tokens in its arms (PPO's clip on "
+        f"{shares(('ppo', 'info-gae'))}%)",
+    ]
+    for sentence in expected:
+        assert sentence in section, sentence
+
+
 def test_the_length_ablation_s_report_draws_its_response_lengths_for_the_docs_as_well(
     ablations, tmp_path, monkeypatch
 ):
