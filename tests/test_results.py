@@ -379,8 +379,8 @@ def curve_cells(runs: list, key: str, metrics: tuple[str, ...]) -> list[str]:
 
 def shortcut_arm_cells(runs: list, arm: str) -> list[str]:
     """The cells of an arm's row in the length ablation's table of arms: held-out accuracy's three metrics,
-    each seed's largest fall, the mean response length's ``last3`` and ``auc`` (mean ± standard error), the
-    step at which the seeds' mean length first passed :data:`LONG_ANSWER` tokens, Γ_info and γ^T at step 1
+    each seed's largest fall, the mean response length's ``last3`` and ``auc`` (mean ± standard error), each
+    seed's first step whose mean response length passed :data:`LONG_ANSWER` tokens, Γ_info and γ^T at step 1
     and at the last step (the discount a response's reward reaches its first token with, in each clock, as
     the choice of length is being made and once it is made), the mean KL to the old policy."""
     cells = [
