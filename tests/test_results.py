@@ -352,17 +352,35 @@ def arm_cells(runs: list, arm: str, responses: bool = False, lambd: float | None
     over seeds, each seed's largest fall, (with ``responses``, the mean over seeds of the responses
     generated in the run,) the last step's Γ_info and γ^T (with ``lambd``, at γ = 1, where both are 1: the
     last step's Σρ and the trace λ keeps over a response in each clock), the mean KL to the old policy."""
-    cells = curve_cells(runs, accuracy_key(runs[0]), ("last", "last3", "auc"))
-    cells.append(", ".join(one_decimal(largest_fall(accuracy_curve(run))) for run in runs))
+    cells = accuracy_cells(runs)
     if responses:
         generated = [sum(value for _, value in run.series("responses_generated")) for run in runs]
         cells.append(f"{statistics.fmean(generated):,.0f}")
-    if lambd is not None:
-        cells.extend(lambda_trace_cells(runs, lambd))
-    else:
-        for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
-            cells.append("-" if arm in without else f"{statistics.fmean(run.last(key) for run in runs):.2f}")
+    cells.extend(lambda_trace_cells(runs, lambd) if lambd is not None else discount_cells(runs, arm))
     cells.append(one_decimal(mean_kl(runs) * 1e4))
+    return cells
+
+
+def accuracy_cells(runs: list) -> list[str]:
+    """Held-out accuracy's ``last``, ``last3`` and ``auc`` (mean ± standard error over the runs), then each
+    run's largest fall."""
+    cells = curve_cells(runs, accuracy_key(runs[0]), ("last", "last3", "auc"))
+    cells.append(", ".join(one_decimal(largest_fall(accuracy_curve(run))) for run in runs))
+    return cells
+
+
+def discount_cells(runs: list, arm: str, from_step_1: bool = False) -> list[str]:
+    """Γ_info and γ^T at the last step, averaged over the runs (``-`` where :data:`NO_INFORMATION_CLOCK` or
+    :data:`NO_GAE` says the arm has no such discount); with ``from_step_1``, as ``step 1's → the last's``."""
+    cells = []
+    for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
+        if arm in without:
+            cells.append("-")
+            continue
+        cell = f"{statistics.fmean(run.last(key) for run in runs):.2f}"
+        if from_step_1:
+            cell = f"{statistics.fmean(dict(run.series(key))[1] for run in runs):.2f} → {cell}"
+        cells.append(cell)
     return cells
 
 
@@ -383,20 +401,13 @@ def shortcut_arm_cells(runs: list, arm: str) -> list[str]:
     seed's first step whose mean response length passed :data:`LONG_ANSWER` tokens, Γ_info and γ^T at step 1
     and at the last step (the discount a response's reward reaches its first token with, in each clock, as
     the choice of length is being made and once it is made), the mean KL to the old policy."""
-    cells = [
-        *curve_cells(runs, accuracy_key(runs[0]), ("last", "last3", "auc")),
-        ", ".join(one_decimal(largest_fall(accuracy_curve(run))) for run in runs),
+    return [
+        *accuracy_cells(runs),
         *curve_cells(runs, "response_length_mean", ("last3", "auc")),
         ", ".join(str(first_long_step(run)) for run in runs),
+        *discount_cells(runs, arm, from_step_1=True),
+        one_decimal(mean_kl(runs) * 1e4),
     ]
-    for key, without in (("info_discount_mean", NO_INFORMATION_CLOCK), ("token_discount_mean", NO_GAE)):
-        if arm in without:
-            cells.append("-")
-            continue
-        first = statistics.fmean(dict(run.series(key))[1] for run in runs)
-        cells.append(f"{first:.2f} → {statistics.fmean(run.last(key) for run in runs):.2f}")
-    cells.append(one_decimal(mean_kl(runs) * 1e4))
-    return cells
 
 
 LONG_ANSWER = 200
