@@ -64,19 +64,27 @@ def preset_shape(preset: str) -> dict:
     }
 
 
+def step_prompts(files, count: int) -> tuple[object, list[str]]:
+    """The task's tokenizer and its first ``count`` training prompts, chat-formatted as training sends them:
+    one RL step's prompts."""
+    from transformers import AutoTokenizer
+
+    from infoppo_cli.data.templates import chat_prompt
+
+    tokenizer = AutoTokenizer.from_pretrained(str(files.model_dir))
+    rows = [json.loads(line) for line in files.train_file.read_text().splitlines()[:count]]
+    return tokenizer, [chat_prompt(tokenizer, row["prompt"]) for row in rows]
+
+
 def bare_vllm(files, shape: dict) -> dict:
     """Start-up, first call and the median of five calls of ``LLM.generate`` on one step's prompts."""
-    from infoppo_cli.data.templates import chat_prompt
     from infoppo_cli.eval.vllm_backend import vllm_engine_kwargs
     from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
 
     os.environ.update(engine_environment(max((os.cpu_count() or 2) - 1, 1)))
     import vllm
-    from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(files.model_dir))
-    rows = [json.loads(line) for line in files.train_file.read_text().splitlines()[: shape["prompts"]]]
-    prompts = [chat_prompt(tokenizer, row["prompt"]) for row in rows]
+    _, prompts = step_prompts(files, shape["prompts"])
     started = time.perf_counter()
     kwargs = vllm_engine_kwargs(str(files.model_dir), 1, 0, on_cpu=True)
     llm = vllm.LLM(**{**kwargs, "dtype": "bfloat16", "max_model_len": shape["max_len"]})  # as training's

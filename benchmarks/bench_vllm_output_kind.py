@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import time
 from copy import deepcopy
+
+from bench_rollout import cached, step_prompts
 
 
 def main() -> None:
@@ -29,27 +30,23 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=6)
     args = parser.parse_args()
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds must be >= 1, got {args.rounds}")
+    files = cached("chain")
+    if files is None:
+        raise SystemExit("tiny-cpu-long's task is not built: run `infoppo train --preset tiny-cpu-long` once")
 
     from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
-    from infoppo_cli.tasks import cached_task
-    from infoppo_cli.tasks.recipes import task_recipe
 
     os.environ.update(engine_environment(1))
     import vllm
-    from transformers import AutoTokenizer
     from vllm.sampling_params import RequestOutputKind
     from vllm.utils import random_uuid
 
-    from infoppo_cli.data.templates import chat_prompt
     from infoppo_cli.eval.vllm_backend import vllm_engine_kwargs
 
-    files = cached_task(task_recipe("chain"))
-    tokenizer = AutoTokenizer.from_pretrained(str(files.model_dir))
-    rows = [json.loads(line) for line in files.train_file.read_text().splitlines()[:16]]
-    prompts = [
-        tokenizer(chat_prompt(tokenizer, row["prompt"]), add_special_tokens=False)["input_ids"]
-        for row in rows
-    ]
+    tokenizer, texts = step_prompts(files, 16)
+    prompts = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
     kwargs = {**vllm_engine_kwargs(str(files.model_dir), 1, 0, on_cpu=True), "dtype": "bfloat16"}
     engine = vllm.AsyncLLMEngine.from_engine_args(vllm.AsyncEngineArgs(**kwargs, max_model_len=256))
 
