@@ -59,6 +59,32 @@ def test_the_readme_learning_table_is_the_committed_runs():
         assert quoted == tuple(map(one_decimal, data)), label
 
 
+def test_the_readme_s_quickstart_output_is_its_committed_run():
+    """The README quotes what its first command printed at the end of a run; the run's per-step records
+    are committed beside it, and its step-0 and step-40 held-out accuracy are the quoted ones."""
+    import json
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    quoted = re.search(
+        r"`arithmetic Mean@16: ([\d.]+) at step 0 -> ([\d.]+) at step (\d+) \(\+([\d.]+)\)[^`]*`, "
+        r"every step in `benchmarks/results/(tiny-cpu-infoppo-seed42\.metrics\.jsonl)`",
+        readme,
+    )
+    assert quoted, "the README's quickstart output and its committed records are not quoted"
+    records = (RESULTS / quoted.group(5)).read_text(encoding="utf-8").splitlines()
+    evals = {
+        row["step"]: row["eval_arithmetic"] for row in map(json.loads, records) if "eval_arithmetic" in row
+    }
+    last = int(quoted.group(3))
+    assert max(evals) == last
+    assert quoted.groups()[:4] == (
+        one_decimal(evals[0]),
+        one_decimal(evals[last]),
+        str(last),
+        one_decimal(evals[last] - evals[0]),
+    )
+
+
 TINY_CPU_ROWS = {
     "InfoPPO (paper's ε 10 / 20)": ("tiny-cpu-learning.csv", lambda run: run.method == "infoppo"),
     "PPO (clip 0.2 / 0.28)": ("tiny-cpu-learning.csv", lambda run: run.method == "ppo"),
