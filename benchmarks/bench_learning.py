@@ -2,7 +2,7 @@
 
 Runs ``infoppo sweep methods --preset tiny-cpu`` (the real training path: OpenRLHF's trainer and DeepSpeed
 strategy, DeepSpeed's engine on its CPU accelerator, infoppo's experience maker, loss, reward and eval,
-with the CPU rollout engine), then reads each
+OpenRLHF's vLLM engine on vLLM's CPU build generating), then reads each
 run's ``metrics.jsonl`` and prints, side by side:
 
 1. held-out accuracy (the preset's in-training eval, Mean@k) at step 0 and at the last step, per run

@@ -1,9 +1,9 @@
 """``infoppo train --preset tiny-cpu`` end to end, as a user runs it, on this machine's CPU.
 
 The real entry point in a child process: the plan, the launch, OpenRLHF's ``train()`` and trainer,
-its sample generator and dynamic filtering, the CPU rollout engine (which grades with infoppo's
-reward and receives the actor's weights every step), infoppo's experience maker, the actor and critic
-workers training with OpenRLHF's DeepSpeed strategy on DeepSpeed's CPU accelerator (one worker per
+its sample generator and dynamic filtering, OpenRLHF's vLLM engine on vLLM's CPU build (which grades
+with infoppo's reward and receives the actor's weights every step), infoppo's experience maker, the actor
+and critic workers training with OpenRLHF's DeepSpeed strategy on DeepSpeed's CPU accelerator (one worker per
 model, or two data-parallel ones), OpenRLHF's ``ppo_train``/``training_step``, the in-training eval
 (the task's held-out problems) at step 0 and after, DeepSpeed's checkpoints and their rotation,
 ``--resume``, and ``metrics.jsonl``. The task and its warm-started model are built once per session
