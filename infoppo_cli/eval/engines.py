@@ -11,8 +11,12 @@ every sample has its own seed the re-run unit draws the very same samples.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import sys
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from typing import Any
 from infoppo_cli.errors import EnvironmentProblem
 from infoppo_cli.eval import backends
 from infoppo_cli.eval.generation import VLLM_CHUNK_PROMPTS, Completion, GenerationRequest, SamplingSettings
+from infoppo_cli.openrlhf_adapter.local_ray import LocalRay
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +107,48 @@ def actor_options(spec: EngineSpec, gpus_available: bool) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": spec.tensor_parallel if spec.backend == "vllm" else 1}
 
 
-def start_engines(spec: EngineSpec, count: int, address: str | None = None) -> list[Any]:
-    """Start ``count`` engine actors (initialising Ray first when this process has not)."""
+@contextlib.contextmanager
+def engine_ray(address: str | None) -> Iterator[None]:
+    """Ray for the engines while the block runs: a Ray this process already runs, as it is; else the
+    cluster at ``address``; else the embedded Ray ``infoppo train`` starts (``local_ray``:
+    token-authenticated, on loopback only, its session folder private and removed at the end). A Ray
+    started here is shut down at the end, and meanwhile SIGTERM stops the eval as Ctrl-C does (what is
+    done is kept): Ray's core otherwise answers it by aborting the process with a C++ stack dump."""
+    running = "ray" in sys.modules and sys.modules["ray"].is_initialized()
+    local = None
+    if not running and address is None:
+        local = LocalRay(run_dir=None)
+        local.prepare_environment()  # before Ray is imported: it reads some of these at import
+    import ray  # lazy: only for Ray engines, after prepare_environment
+
+    on_sigterm = signal.getsignal(signal.SIGTERM)  # Ray's core replaces it with one of its own
+    if not running:
+        options: dict[str, Any] = {"address": address, "include_dashboard": False, "log_to_driver": False}
+        if local is not None:
+            options.update(local.init_options())
+        ray.init(**options)
+    interrupts = not running and threading.current_thread() is threading.main_thread()
+    if interrupts:
+        signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        if interrupts:
+            signal.signal(signal.SIGTERM, on_sigterm if on_sigterm is not None else signal.SIG_DFL)
+        if not running:
+            ray.shutdown()
+        if local is not None:
+            local.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def start_engines(spec: EngineSpec, count: int) -> list[Any]:
+    """Start ``count`` engine actors on the running Ray (``engine_ray``)."""
     import ray  # lazy: only for Ray engines
 
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
     gpus_available = ray.cluster_resources().get("GPU", 0) > 0
     remote = ray.remote(GenerationEngine).options(**actor_options(spec, gpus_available))
     return [remote.remote(spec) for _ in range(count)]

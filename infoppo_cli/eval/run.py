@@ -31,6 +31,7 @@ from infoppo_cli.eval.engines import (
     EnginePool,
     EngineSpec,
     default_engines,
+    engine_ray,
     shard,
     start_engines,
     unit_samples,
@@ -291,20 +292,16 @@ def _generate_here(settings: EvalSettings, requests: list[GenerationRequest]) ->
 def _generate_on_ray(
     settings: EvalSettings, requests: list[GenerationRequest], engines: int
 ) -> Iterator[list[Completion]]:
-    import ray  # lazy: only for Ray engines
-
-    started_ray = not ray.is_initialized()
     spec = EngineSpec(
         settings.backend, settings.model, settings.tensor_parallel, settings.seed, settings.batch_size
     )
-    log.info("starting %d %s engines for %s", engines, settings.backend, settings.model)
-    pool = EnginePool(start_engines(spec, engines, settings.address))
-    try:
-        yield from pool.run(shard(requests, unit_samples(spec, settings.samples)), settings.sampling)
-    finally:
-        pool.shutdown()
-        if started_ray:
-            ray.shutdown()
+    with engine_ray(settings.address):
+        log.info("starting %d %s engines for %s", engines, settings.backend, settings.model)
+        pool = EnginePool(start_engines(spec, engines))
+        try:
+            yield from pool.run(shard(requests, unit_samples(spec, settings.samples)), settings.sampling)
+        finally:
+            pool.shutdown()
 
 
 def _as_response(

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import stat
+import time
+from pathlib import Path
 
+import psutil
 import pytest
+from cli_process import start_infoppo
+from watched_run import (
+    LOOPBACK,
+    command,
+    listening,
+    ray_servers,
+    session_roots,
+    tree,
+    unauthenticated_client_refused,
+)
 
 from infoppo_cli.eval.engines import (
     EnginePool,
@@ -105,3 +121,70 @@ def test_eval_with_two_engines_matches_one_engine(local_ray, tiny_model_dir, tmp
     assert two_metrics["benches"] == one_metrics["benches"]
     lines = (tmp_path / "two" / "samples.jsonl").read_text().splitlines()
     assert len(lines) == 12  # one writer: every sample stored once
+
+
+@pytest.mark.slow
+def test_eval_on_ray_engines_starts_ray_as_train_does_private_and_gone_at_the_end(task_cache, tmp_path):
+    """``infoppo eval --engines 2`` without ``--address`` started Ray with its defaults: no
+    authentication, servers on the machine's address, a session folder under /tmp/ray that outlived
+    it. Now it is the embedded Ray of ``infoppo train`` (``local_ray``), watched while it evaluates."""
+    before = set(Path("/tmp").glob("infoppo-ray-*"))
+    out = tmp_path / "eval"
+    model = str(task_cache.model_dir)
+    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", "2")
+    process = start_infoppo("eval", "--model", model, *args, "--out", str(out))
+    root = psutil.Process(process.pid)
+    seen: dict = {}
+    sessions, modes, refused = set(), set(), None
+    while process.poll() is None:
+        seen |= listening(tree(root))
+        gcs = [port for (_, port), (name, _) in seen.items() if name == "gcs_server"]
+        if refused is None and gcs and process.poll() is None:
+            refused = unauthenticated_client_refused(gcs[0])
+        for session in session_roots(before, root):
+            sessions.add(session)
+            with contextlib.suppress(FileNotFoundError):
+                modes.add(stat.S_IMODE(session.stat().st_mode))
+        time.sleep(0.5)
+    stdout, stderr = process.communicate()
+    assert process.returncode == 0, (stdout + stderr)[-3000:]
+    assert json.loads((out / "metrics.json").read_text())["benches"]
+    servers = ray_servers(seen)
+    assert any(name == "gcs_server" for name in servers.values()), seen
+    assert not {a: n for a, n in servers.items() if a[0].removeprefix("::ffff:") not in LOOPBACK}
+    assert refused is True, "a Ray client without the eval's token was let in"
+    assert sessions and modes == {0o700}, (sessions, modes)
+    assert not any(session.exists() for session in sessions)  # removed when the eval ended
+
+
+@pytest.mark.slow
+def test_a_sigterm_stops_an_eval_on_ray_engines_as_ctrl_c_does(task_cache, tmp_path):
+    """Ray's core answered SIGTERM by aborting the eval (exit 134) with a C++ stack dump on the
+    terminal. Now it stops as Ctrl-C does: the samples done are kept, it says how to resume and exits
+    130, and its Ray is shut down, its session folder removed."""
+    before = set(Path("/tmp").glob("infoppo-ray-*"))
+    out = tmp_path / "eval"
+    model = str(task_cache.model_dir)
+    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", "64")
+    process = start_infoppo("eval", "--model", model, *args, "--out", str(out))
+    root = psutil.Process(process.pid)
+    samples = out / "samples.jsonl"
+    sessions: set[Path] = set()
+    deadline = time.monotonic() + 300
+    while process.poll() is None and not (samples.exists() and samples.read_bytes().count(b"\n") > 0):
+        sessions |= session_roots(before, root)
+        assert time.monotonic() < deadline, "no sample was stored in 300 s"
+        time.sleep(0.2)
+    assert process.poll() is None, "the eval ended before it could be stopped"
+    ray_processes = [p for p in tree(root) if any(str(s) in command(p) for s in sessions)]
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    shown = stdout + stderr
+    assert process.returncode == 130, shown[-3000:]
+    assert "SIGTERM received" not in shown and "Traceback" not in shown, shown[-3000:]
+    assert "samples are saved" in shown and "interrupted" in shown, shown[-3000:]
+    assert samples.read_bytes().count(b"\n") > 0  # what was done is kept
+    assert sessions and not any(session.exists() for session in sessions)
+    assert ray_processes
+    psutil.wait_procs(ray_processes, timeout=30)
+    assert not [p for p in ray_processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
