@@ -6,6 +6,7 @@ import contextlib
 import json
 import signal
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -123,6 +124,13 @@ def test_eval_with_two_engines_matches_one_engine(local_ray, tiny_model_dir, tmp
     assert len(lines) == 12  # one writer: every sample stored once
 
 
+def _eval_on_two_ray_engines(task_cache, out: Path, samples: int) -> tuple[subprocess.Popen, psutil.Process]:
+    """``infoppo eval`` of the tiny task's held-out set on two transformers engines on Ray, started."""
+    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", str(samples))
+    process = start_infoppo("eval", "--model", str(task_cache.model_dir), *args, "--out", str(out))
+    return process, psutil.Process(process.pid)
+
+
 @pytest.mark.slow
 def test_eval_on_ray_engines_starts_ray_as_train_does_private_and_gone_at_the_end(task_cache, tmp_path):
     """``infoppo eval --engines 2`` without ``--address`` started Ray with its defaults: no
@@ -130,10 +138,7 @@ def test_eval_on_ray_engines_starts_ray_as_train_does_private_and_gone_at_the_en
     it. Now it is the embedded Ray of ``infoppo train`` (``local_ray``), watched while it evaluates."""
     before = set(Path("/tmp").glob("infoppo-ray-*"))
     out = tmp_path / "eval"
-    model = str(task_cache.model_dir)
-    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", "2")
-    process = start_infoppo("eval", "--model", model, *args, "--out", str(out))
-    root = psutil.Process(process.pid)
+    process, root = _eval_on_two_ray_engines(task_cache, out, samples=2)
     seen: dict = {}
     sessions, modes, refused = set(), set(), None
     while process.poll() is None:
@@ -164,10 +169,7 @@ def test_a_sigterm_stops_an_eval_on_ray_engines_as_ctrl_c_does(task_cache, tmp_p
     130, and its Ray is shut down, its session folder removed."""
     before = set(Path("/tmp").glob("infoppo-ray-*"))
     out = tmp_path / "eval"
-    model = str(task_cache.model_dir)
-    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", "64")
-    process = start_infoppo("eval", "--model", model, *args, "--out", str(out))
-    root = psutil.Process(process.pid)
+    process, root = _eval_on_two_ray_engines(task_cache, out, samples=64)
     samples = out / "samples.jsonl"
     sessions: set[Path] = set()
     deadline = time.monotonic() + 300
