@@ -6,7 +6,6 @@ import contextlib
 import json
 import signal
 import stat
-import subprocess
 import time
 from pathlib import Path
 
@@ -124,61 +123,43 @@ def test_eval_with_two_engines_matches_one_engine(local_ray, tiny_model_dir, tmp
     assert len(lines) == 12  # one writer: every sample stored once
 
 
-def _eval_on_two_ray_engines(task_cache, out: Path, samples: int) -> tuple[subprocess.Popen, psutil.Process]:
-    """``infoppo eval`` of the tiny task's held-out set on two transformers engines on Ray, started."""
-    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", str(samples))
-    process = start_infoppo("eval", "--model", str(task_cache.model_dir), *args, "--out", str(out))
-    return process, psutil.Process(process.pid)
-
-
 @pytest.mark.slow
-def test_eval_on_ray_engines_starts_ray_as_train_does_private_and_gone_at_the_end(task_cache, tmp_path):
-    """``infoppo eval --engines 2`` without ``--address`` started Ray with its defaults: no
-    authentication, servers on the machine's address, a session folder under /tmp/ray that outlived
-    it. Now it is the embedded Ray of ``infoppo train`` (``local_ray``), watched while it evaluates."""
+def test_eval_on_ray_engines_runs_a_private_ray_and_a_sigterm_stops_it_as_ctrl_c_does(task_cache, tmp_path):
+    """``infoppo eval --engines 2`` without ``--address`` started Ray with its defaults (no
+    authentication, its servers on every interface, a session folder left in /tmp/ray), and Ray's core
+    answered SIGTERM by aborting the eval (exit 134) with a C++ stack dump. Watched while it evaluates,
+    it now runs the embedded Ray of ``infoppo train`` (``local_ray``); stopped by SIGTERM, it ends as
+    Ctrl-C ends it: the samples done are kept, it says how to resume and exits 130, its Ray is shut down
+    and its session folder removed (the same clean-up as at a normal end)."""
     before = set(Path("/tmp").glob("infoppo-ray-*"))
     out = tmp_path / "eval"
-    process, root = _eval_on_two_ray_engines(task_cache, out, samples=2)
+    args = ("--bench", "arithmetic", "--backend", "hf", "--engines", "2", "--samples", "64")
+    process = start_infoppo("eval", "--model", str(task_cache.model_dir), *args, "--out", str(out))
+    root = psutil.Process(process.pid)
+    samples = out / "samples.jsonl"
     seen: dict = {}
     sessions, modes, refused = set(), set(), None
-    while process.poll() is None:
+    deadline = time.monotonic() + 300
+    while process.poll() is None and (refused is None or not samples.exists() or not samples.stat().st_size):
         seen |= listening(tree(root))
         gcs = [port for (_, port), (name, _) in seen.items() if name == "gcs_server"]
-        if refused is None and gcs and process.poll() is None:
+        if refused is None and gcs:
             refused = unauthenticated_client_refused(gcs[0])
         for session in session_roots(before, root):
             sessions.add(session)
             with contextlib.suppress(FileNotFoundError):
                 modes.add(stat.S_IMODE(session.stat().st_mode))
-        time.sleep(0.5)
-    stdout, stderr = process.communicate()
-    assert process.returncode == 0, (stdout + stderr)[-3000:]
-    assert json.loads((out / "metrics.json").read_text())["benches"]
+        assert time.monotonic() < deadline, "no Ray server or no sample in 300 s"
+        time.sleep(0.2)
+    assert process.poll() is None, "the eval ended before it could be stopped"
     servers = ray_servers(seen)
     assert any(name == "gcs_server" for name in servers.values()), seen
     assert not {a: n for a, n in servers.items() if a[0].removeprefix("::ffff:") not in LOOPBACK}
     assert refused is True, "a Ray client without the eval's token was let in"
     assert sessions and modes == {0o700}, (sessions, modes)
-    assert not any(session.exists() for session in sessions)  # removed when the eval ended
-
-
-@pytest.mark.slow
-def test_a_sigterm_stops_an_eval_on_ray_engines_as_ctrl_c_does(task_cache, tmp_path):
-    """Ray's core answered SIGTERM by aborting the eval (exit 134) with a C++ stack dump on the
-    terminal. Now it stops as Ctrl-C does: the samples done are kept, it says how to resume and exits
-    130, and its Ray is shut down, its session folder removed."""
-    before = set(Path("/tmp").glob("infoppo-ray-*"))
-    out = tmp_path / "eval"
-    process, root = _eval_on_two_ray_engines(task_cache, out, samples=64)
-    samples = out / "samples.jsonl"
-    sessions: set[Path] = set()
-    deadline = time.monotonic() + 300
-    while process.poll() is None and not (samples.exists() and samples.read_bytes().count(b"\n") > 0):
-        sessions |= session_roots(before, root)
-        assert time.monotonic() < deadline, "no sample was stored in 300 s"
-        time.sleep(0.2)
-    assert process.poll() is None, "the eval ended before it could be stopped"
     ray_processes = [p for p in tree(root) if any(str(s) in command(p) for s in sessions)]
+    assert ray_processes
+
     process.send_signal(signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=120)
     shown = stdout + stderr
@@ -186,7 +167,6 @@ def test_a_sigterm_stops_an_eval_on_ray_engines_as_ctrl_c_does(task_cache, tmp_p
     assert "SIGTERM received" not in shown and "Traceback" not in shown, shown[-3000:]
     assert "samples are saved" in shown and "interrupted" in shown, shown[-3000:]
     assert samples.read_bytes().count(b"\n") > 0  # what was done is kept
-    assert sessions and not any(session.exists() for session in sessions)
-    assert ray_processes
+    assert not any(session.exists() for session in sessions)
     psutil.wait_procs(ray_processes, timeout=30)
     assert not [p for p in ray_processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
