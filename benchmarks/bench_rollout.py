@@ -80,8 +80,9 @@ def bare_vllm(files, shape: dict) -> dict:
     """Start-up, first call and the median of five calls of ``LLM.generate`` on one step's prompts."""
     from infoppo_cli.eval.vllm_backend import vllm_engine_kwargs
     from infoppo_cli.openrlhf_adapter.cpu.rollout import engine_environment
+    from infoppo_cli.openrlhf_adapter.cpu.torch_device import cpu_threads
 
-    os.environ.update(engine_environment(max((os.cpu_count() or 2) - 1, 1)))
+    os.environ.update(engine_environment(cpu_threads()))
     import vllm
 
     _, prompts = step_prompts(files, shape["prompts"])

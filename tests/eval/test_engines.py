@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
-import stat
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 from cli_process import start_infoppo
-from watched_run import (
-    LOOPBACK,
-    command,
-    listening,
-    ray_servers,
-    session_roots,
-    tree,
-    unauthenticated_client_refused,
-)
+from watched_run import LOOPBACK, Watched, command, observe, ray_servers, tree
 
 from infoppo_cli.eval.engines import (
     EnginePool,
@@ -137,26 +127,21 @@ def test_eval_on_ray_engines_runs_a_private_ray_and_a_sigterm_stops_it_as_ctrl_c
     process = start_infoppo("eval", "--model", str(task_cache.model_dir), *args, "--out", str(out))
     root = psutil.Process(process.pid)
     samples = out / "samples.jsonl"
-    seen: dict = {}
-    sessions, modes, refused = set(), set(), None
+    seen = Watched(out, "", "", -1)
     deadline = time.monotonic() + 300
-    while process.poll() is None and (refused is None or not samples.exists() or not samples.stat().st_size):
-        seen |= listening(tree(root))
-        gcs = [port for (_, port), (name, _) in seen.items() if name == "gcs_server"]
-        if refused is None and gcs:
-            refused = unauthenticated_client_refused(gcs[0])
-        for session in session_roots(before, root):
-            sessions.add(session)
-            with contextlib.suppress(FileNotFoundError):
-                modes.add(stat.S_IMODE(session.stat().st_mode))
+    while process.poll() is None and (
+        seen.stranger_refused is None or not samples.exists() or not samples.stat().st_size
+    ):
+        observe(seen, process, root, before)
         assert time.monotonic() < deadline, "no Ray server or no sample in 300 s"
         time.sleep(0.2)
     assert process.poll() is None, "the eval ended before it could be stopped"
-    servers = ray_servers(seen)
-    assert any(name == "gcs_server" for name in servers.values()), seen
+    servers = ray_servers(seen.listening)
+    assert any(name == "gcs_server" for name in servers.values()), seen.listening
     assert not {a: n for a, n in servers.items() if a[0].removeprefix("::ffff:") not in LOOPBACK}
-    assert refused is True, "a Ray client without the eval's token was let in"
-    assert sessions and modes == {0o700}, (sessions, modes)
+    assert seen.stranger_refused is True, "a Ray client without the eval's token was let in"
+    sessions = seen.sessions
+    assert sessions and seen.session_modes == {0o700}, (sessions, seen.session_modes)
     ray_processes = [p for p in tree(root) if any(str(s) in command(p) for s in sessions)]
     assert ray_processes
 

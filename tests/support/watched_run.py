@@ -1,6 +1,7 @@
 """One real CPU run watched while it trains, as the fault tests of the run's exposure and of its last
 eval use it: its listening sockets, its Ray session folders (their mode, any planted secret in them),
-whether a Ray client without the run's token is refused, and what it leaves behind.
+whether a Ray client without the run's token is refused, and what it leaves behind. ``observe`` is one
+such look at any running ``infoppo`` command (the eval on Ray engines is watched with it too).
 
 The run: ``--method info-clip``, 2 RL steps with the eval grid at 3 (so its last step's eval is off
 the grid), wandb on with a planted key (no network here: the plan logs offline), a planted Ray
@@ -116,6 +117,28 @@ class Watched:
     wandb_key_after: str | None = None
 
 
+def observe(
+    seen: Watched,
+    process: subprocess.Popen,
+    root: psutil.Process,
+    before: set[Path],
+    planted: tuple[str, ...] = (),
+) -> None:
+    """One look at a running ``infoppo`` command: its listening sockets, whether a Ray client without its
+    token is refused (asked once, when its GCS is seen), its Ray session folders and their mode, and any
+    ``planted`` value in them, added to ``seen`` (``root``: the command's process, as psutil sees it)."""
+    seen.listening |= listening(tree(root))
+    gcs = [port for (_, port), (name, _) in seen.listening.items() if name == "gcs_server"]
+    if seen.stranger_refused is None and gcs and process.poll() is None:
+        seen.stranger_refused = unauthenticated_client_refused(gcs[0])
+    for session in session_roots(before, root):
+        seen.sessions.add(session)
+        with contextlib.suppress(FileNotFoundError):
+            seen.session_modes.add(stat.S_IMODE(session.stat().st_mode))
+        for value in planted:
+            seen.planted_in_sessions += [(value, path) for path in files_with(session, value.encode())]
+
+
 WATCHED_ARGS = ("--method", "info-clip", "--steps", "2", "--eval-every", "3", "--eval-samples", "2")
 
 
@@ -142,18 +165,7 @@ def _watch(run: Path) -> Watched:
     seen = Watched(run, "", "", -1)
     root = psutil.Process(process.pid)
     while process.poll() is None:
-        seen.listening |= listening(tree(root))
-        gcs = [port for (_, port), (name, _) in seen.listening.items() if name == "gcs_server"]
-        if seen.stranger_refused is None and gcs and process.poll() is None:
-            seen.stranger_refused = unauthenticated_client_refused(gcs[0])
-        for session in session_roots(before, root):
-            seen.sessions.add(session)
-            with contextlib.suppress(FileNotFoundError):
-                seen.session_modes.add(stat.S_IMODE(session.stat().st_mode))
-            for planted in (SECRET, TOKEN, PLANTED_SETTING):
-                seen.planted_in_sessions += [
-                    (planted, path) for path in files_with(session, planted.encode())
-                ]
+        observe(seen, process, root, before, planted=(SECRET, TOKEN, PLANTED_SETTING))
         time.sleep(0.5)
     seen.out, seen.err = process.communicate()
     seen.returncode = process.returncode
